@@ -1,0 +1,72 @@
+//! One-shot compression of a byte slice into a standard zstd frame.
+
+use zstd::zstd_safe::{self, CCtx, CParameter};
+
+use crate::error::Failure;
+
+/// libzstd's default level (3); level 0 asks libzstd for it too.
+pub const DEFAULT_LEVEL: i32 = zstd_safe::zstd_sys::ZSTD_CLEVEL_DEFAULT as i32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompressParams {
+  pub level: i32,
+  pub checksum: bool,
+}
+
+impl Default for CompressParams {
+  fn default() -> Self {
+    Self { level: DEFAULT_LEVEL, checksum: false }
+  }
+}
+
+/// Compresses `input` as one frame that records its content size, so any decoder can size
+/// its output up front.
+///
+/// `cctx` must be clean (fresh, or reset with its parameters); on error it must be discarded.
+pub fn compress(cctx: &mut CCtx<'static>, input: &[u8], params: CompressParams) -> Result<Vec<u8>, Failure> {
+  cctx.set_parameter(CParameter::CompressionLevel(params.level)).map_err(Failure::Zstd)?;
+  cctx.set_parameter(CParameter::ChecksumFlag(params.checksum)).map_err(Failure::Zstd)?;
+  let bound = zstd_safe::compress_bound(input.len());
+  let mut output = Vec::new();
+  output.try_reserve_exact(bound).map_err(|_| Failure::OutOfMemory { bytes: bound })?;
+  // compress2 knows the whole input, so it writes the content size into the frame header and
+  // sizes the window to the input.
+  cctx.compress2(&mut output, input).map_err(Failure::Zstd)?;
+  Ok(output)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn sample(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i % 251) as u8 ^ (i / 1000) as u8).collect()
+  }
+
+  #[test]
+  fn frames_record_their_content_size() {
+    let mut cctx = CCtx::create();
+    let input = sample(100_000);
+    let frame = compress(&mut cctx, &input, CompressParams::default()).unwrap();
+    assert_eq!(zstd_safe::get_frame_content_size(&frame).unwrap(), Some(100_000));
+    assert_eq!(zstd::decode_all(&frame[..]).unwrap(), input);
+  }
+
+  #[test]
+  fn a_reset_context_gives_the_same_bytes_as_a_fresh_one() {
+    let input = sample(50_000);
+    let mut reused = CCtx::create();
+    compress(&mut reused, &sample(7_000), CompressParams { level: 19, checksum: true }).unwrap();
+    reused.reset(zstd_safe::ResetDirective::SessionAndParameters).unwrap();
+    let from_reused = compress(&mut reused, &input, CompressParams::default()).unwrap();
+    let from_fresh = compress(&mut CCtx::create(), &input, CompressParams::default()).unwrap();
+    assert_eq!(from_reused, from_fresh);
+  }
+
+  #[test]
+  fn rejects_levels_libzstd_rejects_nothing_silently() {
+    let mut cctx = CCtx::create();
+    let frame = compress(&mut cctx, b"", CompressParams { level: -5, checksum: true }).unwrap();
+    assert_eq!(zstd::decode_all(&frame[..]).unwrap(), b"");
+  }
+}

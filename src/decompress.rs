@@ -1,0 +1,223 @@
+//! Decompression of whole inputs: one or more frames, with or without a recorded content size,
+//! skippable frames included, never producing more than a caller's limit.
+
+use zstd::zstd_safe::{self, DCtx, InBuffer, OutBuffer, WriteBuf};
+
+use crate::error::Failure;
+
+/// How a decompression sizes its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputPlan {
+  /// Every frame records its content size; this is their sum, and the input's blocks can
+  /// hold that much, so the output can be allocated once, exactly.
+  Exact(usize),
+  /// Some frame does not record its size (or the header cannot be trusted): start with this
+  /// capacity and grow, up to the limit.
+  Growable(usize),
+}
+
+/// Sizes the output of decompressing `input` without trusting what a header merely claims:
+/// a declared size must also fit in what the input's blocks can produce (`ZSTD_decompressBound`).
+pub fn plan_output(input: &[u8], max_output_length: usize) -> Result<OutputPlan, Failure> {
+  let bound = zstd_safe::decompress_bound(input).ok();
+  if let Ok(Some(declared)) = zstd_safe::find_decompressed_size(input) {
+    if declared > max_output_length as u64 {
+      return Err(Failure::OutputTooLarge { limit: max_output_length, declared: Some(declared) });
+    }
+    if bound.is_some_and(|bound| declared <= bound) {
+      return Ok(OutputPlan::Exact(declared as usize));
+    }
+  }
+  // Typical compression ratios are below 4; the buffer doubles from there when they are not.
+  let guess = input.len().saturating_mul(4).max(64 * 1024);
+  let initial = guess
+    .min(bound.map_or(usize::MAX, |bound| usize::try_from(bound).unwrap_or(usize::MAX)))
+    .min(max_output_length.saturating_add(1));
+  Ok(OutputPlan::Growable(initial))
+}
+
+/// Where the decompression loop stopped.
+#[derive(Debug, PartialEq, Eq)]
+enum Stop {
+  /// Every frame ended, and the input with them.
+  Finished,
+  /// The output has no room left and the input has more to give.
+  OutputFull,
+}
+
+/// Runs `ZSTD_decompressStream` over the whole input until every frame is done, the output is
+/// full, or no progress is possible (the input ended mid-frame).
+fn run<C: WriteBuf + ?Sized>(
+  dctx: &mut DCtx<'static>,
+  input: &mut InBuffer<'_>,
+  output: &mut OutBuffer<'_, C>,
+) -> Result<Stop, Failure> {
+  loop {
+    let (input_before, output_before) = (input.pos(), output.pos());
+    let hint = dctx.decompress_stream(output, input).map_err(Failure::Zstd)?;
+    let input_done = input.pos() == input.src.len();
+    if hint == 0 && input_done {
+      return Ok(Stop::Finished);
+    }
+    if input.pos() == input_before && output.pos() == output_before {
+      if output.pos() == output.capacity() {
+        return Ok(Stop::OutputFull);
+      }
+      return Err(Failure::Truncated);
+    }
+  }
+}
+
+/// Decompresses into `output`, which must be exactly the size [`plan_output`] found.
+pub fn decompress_exact(dctx: &mut DCtx<'static>, input: &[u8], output: &mut [u8]) -> Result<(), Failure> {
+  let expected = output.len();
+  let mut input = InBuffer::around(input);
+  let mut output = OutBuffer::around(output);
+  match run(dctx, &mut input, &mut output)? {
+    Stop::Finished if output.pos() == expected => Ok(()),
+    // libzstd checks each frame against its declared size, so this only happens if a frame
+    // ends early without saying so; report it as the corruption it is.
+    _ => Err(Failure::Zstd(corruption_code())),
+  }
+}
+
+/// Decompresses into a buffer that starts at `initial` bytes and doubles, failing as soon as
+/// the output would pass `max_output_length`.
+pub fn decompress_growable(
+  dctx: &mut DCtx<'static>,
+  input: &[u8],
+  initial: usize,
+  max_output_length: usize,
+) -> Result<Vec<u8>, Failure> {
+  // One byte past the limit tells "exactly at the limit" from "over it".
+  let capacity_limit = max_output_length.saturating_add(1);
+  let mut output: Vec<u8> = Vec::new();
+  reserve_to(&mut output, initial.clamp(1, capacity_limit))?;
+  let mut input = InBuffer::around(input);
+  loop {
+    let position = output.len();
+    let stop = run(dctx, &mut input, &mut OutBuffer::around_pos(&mut output, position))?;
+    if output.len() > max_output_length || (stop == Stop::OutputFull && output.capacity() >= capacity_limit) {
+      return Err(Failure::OutputTooLarge { limit: max_output_length, declared: None });
+    }
+    match stop {
+      Stop::Finished => return Ok(output),
+      Stop::OutputFull => {
+        let grown = output.capacity().saturating_mul(2).min(capacity_limit);
+        reserve_to(&mut output, grown)?;
+      }
+    }
+  }
+}
+
+fn reserve_to(output: &mut Vec<u8>, capacity: usize) -> Result<(), Failure> {
+  output
+    .try_reserve_exact(capacity.saturating_sub(output.len()))
+    .map_err(|_| Failure::OutOfMemory { bytes: capacity })
+}
+
+fn corruption_code() -> usize {
+  // ZSTD_error_corruption_detected, as libzstd encodes error results: (size_t)-code.
+  0usize.wrapping_sub(zstd_safe::zstd_sys::ZSTD_ErrorCode::ZSTD_error_corruption_detected as usize)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn text(len: usize) -> Vec<u8> {
+    let words = ["zstd ", "pool ", "context ", "frame ", "block ", "window ", "level "];
+    words.iter().cycle().flat_map(|w| w.bytes()).take(len).collect()
+  }
+
+  fn decompress_all(input: &[u8], limit: usize) -> Result<Vec<u8>, Failure> {
+    let mut dctx = DCtx::create();
+    match plan_output(input, limit)? {
+      OutputPlan::Exact(len) => {
+        let mut output = vec![0u8; len];
+        decompress_exact(&mut dctx, input, &mut output)?;
+        Ok(output)
+      }
+      OutputPlan::Growable(initial) => decompress_growable(&mut dctx, input, initial, limit),
+    }
+  }
+
+  /// A frame without a recorded content size, as a streaming encoder writes it.
+  fn streamed_frame(data: &[u8]) -> Vec<u8> {
+    let mut encoder = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+    std::io::Write::write_all(&mut encoder, data).unwrap();
+    encoder.finish().unwrap()
+  }
+
+  #[test]
+  fn sizes_the_output_exactly_when_frames_declare_it() {
+    let data = text(300_000);
+    let frame = zstd::bulk::compress(&data, 3).unwrap();
+    assert_eq!(plan_output(&frame, usize::MAX).unwrap(), OutputPlan::Exact(300_000));
+    assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
+  }
+
+  #[test]
+  fn grows_the_output_for_frames_without_a_content_size() {
+    let data = text(3_000_000);
+    let frame = streamed_frame(&data);
+    assert!(matches!(plan_output(&frame, usize::MAX).unwrap(), OutputPlan::Growable(_)));
+    assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
+  }
+
+  #[test]
+  fn decodes_concatenated_and_skippable_frames() {
+    let (a, b) = (text(10_000), text(70_000));
+    let mut input = zstd::bulk::compress(&a, 1).unwrap();
+    input.extend_from_slice(&[0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 1, 2, 3, 4]);
+    input.extend(streamed_frame(&b));
+    input.extend(zstd::bulk::compress(&a, 19).unwrap());
+    let expected = [&a[..], &b[..], &a[..]].concat();
+    assert_eq!(decompress_all(&input, usize::MAX).unwrap(), expected);
+  }
+
+  #[test]
+  fn stops_at_the_output_limit() {
+    let data = text(1_000_000);
+    let declared = zstd::bulk::compress(&data, 3).unwrap();
+    assert!(matches!(
+      decompress_all(&declared, 999_999),
+      Err(Failure::OutputTooLarge { declared: Some(1_000_000), .. })
+    ));
+    let undeclared = streamed_frame(&data);
+    assert!(matches!(
+      decompress_all(&undeclared, 999_999),
+      Err(Failure::OutputTooLarge { declared: None, .. })
+    ));
+    assert_eq!(decompress_all(&undeclared, 1_000_000).unwrap(), data);
+    assert_eq!(decompress_all(&declared, 1_000_000).unwrap(), data);
+  }
+
+  #[test]
+  fn reports_truncated_and_empty_input() {
+    let frame = zstd::bulk::compress(&text(100_000), 3).unwrap();
+    for cut in [0, 1, 5, frame.len() / 2, frame.len() - 1] {
+      assert!(matches!(decompress_all(&frame[..cut], usize::MAX), Err(Failure::Truncated)), "cut at {cut}");
+    }
+  }
+
+  #[test]
+  fn does_not_trust_a_header_that_claims_a_terabyte() {
+    // A frame header (single segment, 8-byte content size) declaring 1 TiB, then one
+    // raw last block of 1 byte.
+    let mut input = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0];
+    input.extend_from_slice(&(1u64 << 40).to_le_bytes());
+    input.extend_from_slice(&[0x09, 0x00, 0x00, b'x']);
+    assert!(matches!(decompress_all(&input, 1 << 20), Err(Failure::OutputTooLarge { .. })));
+    assert!(matches!(plan_output(&input, usize::MAX).unwrap(), OutputPlan::Growable(initial) if initial <= 1 << 20));
+    assert!(matches!(decompress_all(&input, usize::MAX), Err(Failure::Zstd(_))));
+  }
+
+  #[test]
+  fn rejects_garbage_and_trailing_garbage() {
+    assert!(matches!(decompress_all(b"not a zstd frame at all", usize::MAX), Err(Failure::Zstd(_))));
+    let mut input = zstd::bulk::compress(b"hello", 3).unwrap();
+    input.extend_from_slice(b"junk");
+    assert!(decompress_all(&input, usize::MAX).is_err());
+  }
+}

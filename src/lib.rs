@@ -1,0 +1,163 @@
+//! zstd-pool: zstd for Node.js through pooled compression and decompression contexts.
+//! This file holds only the exports; each module below does one job.
+
+mod compress;
+mod decompress;
+mod error;
+mod input;
+mod jobs;
+mod js;
+mod options;
+mod pool;
+mod task;
+
+use napi::bindgen_prelude::*;
+use napi::sys;
+use napi_derive::napi;
+
+use crate::error::Failure;
+use crate::jobs::{CompressJob, DecompressJob};
+use crate::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS, MAX_IDLE_LIMIT};
+
+/// The lowest (fastest) compression level libzstd accepts.
+#[napi]
+pub const MIN_LEVEL: i32 = options::MIN_LEVEL;
+/// The highest compression level libzstd accepts (slowest, smallest output).
+#[napi]
+pub const MAX_LEVEL: i32 = options::MAX_LEVEL;
+/// The level used when none is given.
+#[napi]
+pub const DEFAULT_LEVEL: i32 = compress::DEFAULT_LEVEL;
+
+/// A JavaScript value made by hand; napi-rs passes it through as it is.
+pub struct JsResult(sys::napi_value);
+
+impl ToNapiValue for JsResult {
+  unsafe fn to_napi_value(_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
+    Ok(value.0)
+  }
+}
+
+fn raw(value: Option<Unknown>) -> Option<sys::napi_value> {
+  value.map(|value| value.raw())
+}
+
+fn finish(env: &Env, result: std::result::Result<sys::napi_value, Failure>) -> Result<JsResult> {
+  result.map(JsResult).map_err(|failure| unsafe { failure.into_napi(env.raw()) })
+}
+
+/// Compresses `data` into one zstd frame that records its content size.
+/// `level` is a number, or an object of options; it defaults to `DEFAULT_LEVEL` (3).
+#[napi(ts_args_type = "data: Input, level?: number | CompressOptions", ts_return_type = "Buffer")]
+pub fn compress_sync(env: Env, data: Unknown, level: Option<Unknown>) -> Result<JsResult> {
+  let env_raw = env.raw();
+  let result = unsafe {
+    options::read_compress_options(env_raw, raw(level)).and_then(|request| {
+      let input = input::read_input(env_raw, data.raw())?;
+      task::run_sync(env_raw, CompressJob { input, params: request.params })
+    })
+  };
+  finish(&env, result)
+}
+
+/// Compresses `data` on the libuv threadpool; see `compressSync`.
+#[napi(ts_args_type = "data: Input, level?: number | CompressOptions", ts_return_type = "Promise<Buffer>")]
+pub fn compress(env: Env, data: Unknown, level: Option<Unknown>) -> Result<JsResult> {
+  let env_raw = env.raw();
+  let result = unsafe {
+    options::read_compress_options(env_raw, raw(level)).and_then(|request| {
+      let input = input::read_input(env_raw, data.raw())?;
+      task::run_async(env_raw, CompressJob { input, params: request.params }, request.signal)
+    })
+  };
+  finish(&env, result)
+}
+
+/// Decompresses every frame in `data` (frames with or without a recorded size, concatenated
+/// frames, skippable frames) and returns the concatenated output.
+#[napi(ts_args_type = "data: Input, options?: DecompressOptions", ts_return_type = "Buffer")]
+pub fn decompress_sync(env: Env, data: Unknown, options: Option<Unknown>) -> Result<JsResult> {
+  let env_raw = env.raw();
+  let result = unsafe {
+    options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
+      let input = input::read_input(env_raw, data.raw())?;
+      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.max_output_length)?)
+    })
+  };
+  finish(&env, result)
+}
+
+/// Decompresses `data` on the libuv threadpool; see `decompressSync`.
+#[napi(ts_args_type = "data: Input, options?: DecompressOptions", ts_return_type = "Promise<Buffer>")]
+pub fn decompress(env: Env, data: Unknown, options: Option<Unknown>) -> Result<JsResult> {
+  let env_raw = env.raw();
+  let result = unsafe {
+    options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
+      let input = input::read_input(env_raw, data.raw())?;
+      let job = DecompressJob::new(env_raw, input, request.max_output_length)?;
+      task::run_async(env_raw, job, request.signal)
+    })
+  };
+  finish(&env, result)
+}
+
+/// Counters of one context pool.
+#[napi(object)]
+pub struct ContextPoolStats {
+  /// Contexts ever created.
+  pub created: f64,
+  /// Calls served by a context taken from the pool instead of a new one.
+  pub reused: f64,
+  /// Contexts in the pool now, ready for the next call.
+  pub idle: u32,
+  /// Contexts held by calls running now.
+  pub in_use: f64,
+  /// Contexts freed because a call using them failed: never returned to the pool.
+  pub dropped_after_error: f64,
+  /// Contexts freed on return because the pool already held `maxIdleContexts`.
+  pub freed_over_bound: f64,
+  /// The most idle contexts the pool keeps.
+  pub max_idle_contexts: u32,
+}
+
+impl From<PoolCounters> for ContextPoolStats {
+  fn from(counters: PoolCounters) -> Self {
+    Self {
+      created: counters.created as f64,
+      reused: counters.reused as f64,
+      idle: counters.idle as u32,
+      in_use: counters.in_use as f64,
+      dropped_after_error: counters.dropped_after_error as f64,
+      freed_over_bound: counters.freed_over_bound as f64,
+      max_idle_contexts: counters.max_idle as u32,
+    }
+  }
+}
+
+#[napi(object)]
+pub struct PoolStats {
+  pub compressors: ContextPoolStats,
+  pub decompressors: ContextPoolStats,
+}
+
+/// The counters of the process-wide context pools (shared by every thread and worker).
+#[napi]
+pub fn pool_stats() -> PoolStats {
+  PoolStats {
+    compressors: COMPRESSORS.counters().into(),
+    decompressors: DECOMPRESSORS.counters().into(),
+  }
+}
+
+/// Changes how many idle contexts each pool keeps (0 turns pooling off: a fresh context per
+/// call) and frees the idle contexts beyond it. Returns the resulting counters.
+#[napi(ts_args_type = "options: PoolOptions")]
+pub fn configure_pool(env: Env, options: Unknown) -> Result<PoolStats> {
+  let max_idle = unsafe { options::read_pool_options(env.raw(), options.raw(), MAX_IDLE_LIMIT) }
+    .map_err(|failure| unsafe { failure.into_napi(env.raw()) })?;
+  if let Some(max_idle) = max_idle {
+    COMPRESSORS.set_max_idle(max_idle);
+    DECOMPRESSORS.set_max_idle(max_idle);
+  }
+  Ok(pool_stats())
+}

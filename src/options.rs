@@ -1,0 +1,201 @@
+//! Reading and validating levels and option objects, with `TypeError`s and `RangeError`s that
+//! say what was expected.
+
+use std::ffi::CStr;
+use std::ptr;
+
+use napi::sys::{self, ValueType};
+use once_cell::sync::OnceCell;
+
+use crate::compress::CompressParams;
+use crate::error::Failure;
+use crate::js::{self, Env, Value};
+
+/// The lowest (fastest) level libzstd accepts.
+pub const MIN_LEVEL: i32 = -(1 << 17);
+/// The highest (smallest output) level libzstd accepts.
+pub const MAX_LEVEL: i32 = 22;
+
+pub struct CompressRequest {
+  pub params: CompressParams,
+  pub signal: Option<Value>,
+}
+
+pub struct DecompressRequest {
+  pub max_output_length: usize,
+  pub signal: Option<Value>,
+}
+
+unsafe fn is_absent(env: Env, value: Option<Value>) -> Result<bool, Failure> {
+  match value {
+    None => Ok(true),
+    Some(value) => {
+      let kind = unsafe { js::type_of(env, value)? };
+      Ok(kind == ValueType::napi_undefined || kind == ValueType::napi_null)
+    }
+  }
+}
+
+unsafe fn expect_object(env: Env, value: Value, name: &'static str, expected: &'static str) -> Result<(), Failure> {
+  if unsafe { js::type_of(env, value)? } == ValueType::napi_object {
+    Ok(())
+  } else {
+    Err(Failure::InvalidType { name, expected, received: unsafe { js::describe(env, value) } })
+  }
+}
+
+/// An optional property, `None` when it is undefined.
+unsafe fn property(env: Env, object: Value, key: &CStr) -> Result<Option<Value>, Failure> {
+  let value = unsafe { js::named_property(env, object, key)? };
+  Ok((unsafe { js::type_of(env, value)? } != ValueType::napi_undefined).then_some(value))
+}
+
+/// An integer in `min..=max`: a `TypeError` for a non-number, a `RangeError` otherwise.
+unsafe fn integer(env: Env, value: Value, name: &'static str, min: f64, max: f64) -> Result<f64, Failure> {
+  if unsafe { js::type_of(env, value)? } != ValueType::napi_number {
+    return Err(Failure::InvalidType { name, expected: "of type number", received: unsafe { js::describe(env, value) } });
+  }
+  let number = unsafe { js::number(env, value)? };
+  if number.fract() != 0.0 || !(min..=max).contains(&number) {
+    return Err(Failure::OutOfRange {
+      name,
+      expected: format!("an integer >= {} and <= {}", js::format_number(min), js::format_number(max)),
+      received: js::format_number(number),
+    });
+  }
+  Ok(number)
+}
+
+unsafe fn level(env: Env, value: Value, name: &'static str) -> Result<i32, Failure> {
+  Ok(unsafe { integer(env, value, name, MIN_LEVEL as f64, MAX_LEVEL as f64)? } as i32)
+}
+
+unsafe fn signal(env: Env, object: Value) -> Result<Option<Value>, Failure> {
+  let Some(signal) = (unsafe { property(env, object, c"signal")? }) else {
+    return Ok(None);
+  };
+  let looks_like_a_signal = unsafe { js::type_of(env, signal)? } == ValueType::napi_object
+    && unsafe { js::type_of(env, js::named_property(env, signal, c"aborted")?)? } == ValueType::napi_boolean
+    && unsafe { js::type_of(env, js::named_property(env, signal, c"addEventListener")?)? } == ValueType::napi_function;
+  if !looks_like_a_signal {
+    return Err(Failure::InvalidType {
+      name: "options.signal",
+      expected: "an instance of AbortSignal",
+      received: unsafe { js::describe(env, signal) },
+    });
+  }
+  Ok(Some(signal))
+}
+
+/// Reads the second argument of `compress`/`compressSync`: a level, or `{ level, checksum, signal }`.
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
+pub unsafe fn read_compress_options(env: Env, arg: Option<Value>) -> Result<CompressRequest, Failure> {
+  let mut request = CompressRequest { params: CompressParams::default(), signal: None };
+  if unsafe { is_absent(env, arg)? } {
+    return Ok(request);
+  }
+  let arg = arg.unwrap_or(ptr::null_mut());
+  if unsafe { js::type_of(env, arg)? } == ValueType::napi_number {
+    request.params.level = unsafe { level(env, arg, "level")? };
+    return Ok(request);
+  }
+  unsafe {
+    expect_object(env, arg, "level", "of type number or an object of compress options")?;
+    if let Some(value) = property(env, arg, c"level")? {
+      request.params.level = level(env, value, "options.level")?;
+    }
+    if let Some(value) = property(env, arg, c"checksum")? {
+      if js::type_of(env, value)? != ValueType::napi_boolean {
+        return Err(Failure::InvalidType {
+          name: "options.checksum",
+          expected: "of type boolean",
+          received: js::describe(env, value),
+        });
+      }
+      request.params.checksum = js::boolean(env, value)?;
+    }
+    request.signal = signal(env, arg)?;
+  }
+  Ok(request)
+}
+
+/// Reads the second argument of `decompress`/`decompressSync`: `{ maxOutputLength, signal }`.
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
+pub unsafe fn read_decompress_options(env: Env, arg: Option<Value>) -> Result<DecompressRequest, Failure> {
+  let max_length = unsafe { max_buffer_length(env) };
+  let mut request = DecompressRequest { max_output_length: max_length, signal: None };
+  if unsafe { is_absent(env, arg)? } {
+    return Ok(request);
+  }
+  let arg = arg.unwrap_or(ptr::null_mut());
+  unsafe {
+    expect_object(env, arg, "options", "an object of decompress options")?;
+    if let Some(value) = property(env, arg, c"maxOutputLength")? {
+      request.max_output_length = integer(env, value, "options.maxOutputLength", 1.0, max_length as f64)? as usize;
+    }
+    request.signal = signal(env, arg)?;
+  }
+  Ok(request)
+}
+
+/// Reads `configurePool`'s argument: `{ maxIdleContexts }`.
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
+pub unsafe fn read_pool_options(env: Env, arg: Value, max_idle_limit: usize) -> Result<Option<usize>, Failure> {
+  unsafe {
+    expect_object(env, arg, "options", "an object of pool options")?;
+    match property(env, arg, c"maxIdleContexts")? {
+      None => Ok(None),
+      Some(value) => Ok(Some(integer(env, value, "options.maxIdleContexts", 0.0, max_idle_limit as f64)? as usize)),
+    }
+  }
+}
+
+/// The largest Buffer this Node allows (`buffer.constants.MAX_LENGTH`: 4 GiB on Node 20,
+/// 2^53 - 1 from Node 22), the default and the ceiling of `maxOutputLength`.
+unsafe fn max_buffer_length(env: Env) -> usize {
+  static MAX_LENGTH: OnceCell<usize> = OnceCell::new();
+  *MAX_LENGTH.get_or_init(|| {
+    let from_node = unsafe { read_max_buffer_length(env) }.ok().flatten();
+    let length = from_node.unwrap_or(u32::MAX as f64 + 1.0);
+    (length as u64).min(isize::MAX as u64) as usize
+  })
+}
+
+unsafe fn read_max_buffer_length(env: Env) -> Result<Option<f64>, Failure> {
+  unsafe {
+    let mut global = ptr::null_mut();
+    sys::napi_get_global(env, &mut global);
+    let process = js::named_property(env, global, c"process")?;
+    if js::type_of(env, process)? != ValueType::napi_object
+      || js::type_of(env, js::named_property(env, process, c"getBuiltinModule")?)? != ValueType::napi_function
+    {
+      return Ok(None);
+    }
+    let buffer = js::call_method(env, process, c"getBuiltinModule", &[js::string(env, "buffer")?])?;
+    let constants = js::named_property(env, buffer, c"constants")?;
+    let max_length = js::named_property(env, constants, c"MAX_LENGTH")?;
+    if js::type_of(env, max_length)? != ValueType::napi_number {
+      return Ok(None);
+    }
+    Ok(Some(js::number(env, max_length)?))
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::compress::DEFAULT_LEVEL;
+
+  #[test]
+  fn level_bounds_are_libzstds_own() {
+    assert_eq!(MIN_LEVEL, zstd::zstd_safe::min_c_level());
+    assert_eq!(MAX_LEVEL, zstd::zstd_safe::max_c_level());
+    assert_eq!(DEFAULT_LEVEL, 3);
+  }
+}
