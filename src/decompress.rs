@@ -16,22 +16,84 @@ pub enum OutputPlan {
   Growable(usize),
 }
 
+/// What the frame and block headers of an input say about its decompressed size.
+#[derive(Debug, PartialEq, Eq)]
+struct FrameSizes {
+  /// The sum of the content sizes the frames declare, if every frame declares one.
+  declared: Option<u64>,
+  /// The most the frames' blocks can produce: raw and RLE blocks give their exact size, a
+  /// compressed block at most the frame's block size.
+  bound: u64,
+}
+
+/// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or
+/// `None` if it is not exactly a sequence of complete frames; decoding then reports why.
+fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
+  use zstd_safe::zstd_sys::{ZSTD_FrameHeader, ZSTD_FrameType_e, ZSTD_getFrameHeader, ZSTD_CONTENTSIZE_UNKNOWN};
+
+  if input.is_empty() {
+    return None;
+  }
+  let mut sizes = FrameSizes { declared: Some(0), bound: 0 };
+  let mut rest = input;
+  while !rest.is_empty() {
+    let mut header: ZSTD_FrameHeader = unsafe { std::mem::zeroed() };
+    if unsafe { ZSTD_getFrameHeader(&mut header, rest.as_ptr().cast(), rest.len()) } != 0 {
+      return None;
+    }
+    rest = rest.get(header.headerSize as usize..)?;
+    if header.frameType == ZSTD_FrameType_e::ZSTD_skippableFrame {
+      rest = rest.get(usize::try_from(header.frameContentSize).ok()?..)?;
+      continue;
+    }
+    sizes.declared = match header.frameContentSize {
+      size if size == ZSTD_CONTENTSIZE_UNKNOWN as u64 => None,
+      size => sizes.declared.and_then(|sum| sum.checked_add(size)),
+    };
+    let block_size_max = u64::from(header.blockSizeMax);
+    loop {
+      let block = rest.get(..3)?;
+      let block = u32::from(block[0]) | u32::from(block[1]) << 8 | u32::from(block[2]) << 16;
+      let (last, kind, size) = (block & 1 == 1, (block >> 1) & 3, (block >> 3) as usize);
+      let (consumed, produced) = match kind {
+        0 => (size, size as u64),
+        1 => (1, size as u64),
+        2 => (size, block_size_max),
+        _ => return None,
+      };
+      if produced > block_size_max {
+        return None;
+      }
+      sizes.bound = sizes.bound.checked_add(produced)?;
+      rest = rest.get(3 + consumed..)?;
+      if last {
+        break;
+      }
+    }
+    if header.checksumFlag != 0 {
+      rest = rest.get(4..)?;
+    }
+  }
+  Some(sizes)
+}
+
 /// Sizes the output of decompressing `input` without trusting what a header merely claims:
-/// a declared size must also fit in what the input's blocks can produce (`ZSTD_decompressBound`).
+/// a declared size is used only if the input's blocks can produce that much.
 pub fn plan_output(input: &[u8], max_output_length: usize) -> Result<OutputPlan, Failure> {
-  let bound = zstd_safe::decompress_bound(input).ok();
-  if let Ok(Some(declared)) = zstd_safe::find_decompressed_size(input) {
+  let sizes = frame_sizes(input);
+  let bound = sizes.as_ref().map_or(u64::MAX, |sizes| sizes.bound);
+  if let Some(declared) = sizes.and_then(|sizes| sizes.declared) {
     if declared > max_output_length as u64 {
       return Err(Failure::OutputTooLarge { limit: max_output_length, declared: Some(declared) });
     }
-    if bound.is_some_and(|bound| declared <= bound) {
+    if declared <= bound {
       return Ok(OutputPlan::Exact(declared as usize));
     }
   }
   // Typical compression ratios are below 4; the buffer doubles from there when they are not.
   let guess = input.len().saturating_mul(4).max(64 * 1024);
   let initial = guess
-    .min(bound.map_or(usize::MAX, |bound| usize::try_from(bound).unwrap_or(usize::MAX)))
+    .min(usize::try_from(bound).unwrap_or(usize::MAX))
     .min(max_output_length.saturating_add(1));
   Ok(OutputPlan::Growable(initial))
 }
@@ -75,6 +137,8 @@ pub fn decompress_exact(dctx: &mut DCtx<'static>, input: &[u8], output: &mut [u8
   let mut output = OutBuffer::around(output);
   match run(dctx, &mut input, &mut output)? {
     Stop::Finished if output.pos() == expected => Ok(()),
+    // The output has every byte the frames declare, yet a frame has not ended.
+    Stop::OutputFull if input.pos() == input.src.len() => Err(Failure::Truncated),
     // libzstd checks each frame against its declared size, so this only happens if a frame
     // ends early without saying so; report it as the corruption it is.
     _ => Err(Failure::Zstd(corruption_code())),
@@ -150,6 +214,20 @@ mod tests {
   }
 
   #[test]
+  fn reads_the_sizes_of_every_frame_kind() {
+    let data = text(1_000_000);
+    let declared = zstd::bulk::compress(&data, 3).unwrap();
+    let sizes = frame_sizes(&declared).unwrap();
+    assert_eq!(sizes.declared, Some(1_000_000));
+    assert!(sizes.bound >= 1_000_000, "{sizes:?}");
+    let mut skippable_then_streamed = vec![0x5e, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 7, 7];
+    skippable_then_streamed.extend(streamed_frame(&data));
+    assert_eq!(frame_sizes(&skippable_then_streamed).unwrap().declared, None);
+    assert_eq!(frame_sizes(&declared[..declared.len() - 1]), None);
+    assert_eq!(frame_sizes(b""), None);
+  }
+
+  #[test]
   fn sizes_the_output_exactly_when_frames_declare_it() {
     let data = text(300_000);
     let frame = zstd::bulk::compress(&data, 3).unwrap();
@@ -209,7 +287,8 @@ mod tests {
     input.extend_from_slice(&(1u64 << 40).to_le_bytes());
     input.extend_from_slice(&[0x09, 0x00, 0x00, b'x']);
     assert!(matches!(decompress_all(&input, 1 << 20), Err(Failure::OutputTooLarge { .. })));
-    assert!(matches!(plan_output(&input, usize::MAX).unwrap(), OutputPlan::Growable(initial) if initial <= 1 << 20));
+    assert_eq!(frame_sizes(&input), Some(FrameSizes { declared: Some(1 << 40), bound: 1 }));
+    assert_eq!(plan_output(&input, usize::MAX).unwrap(), OutputPlan::Growable(1));
     assert!(matches!(decompress_all(&input, usize::MAX), Err(Failure::Zstd(_))));
   }
 

@@ -46,6 +46,12 @@ fn finish(env: &Env, result: std::result::Result<sys::napi_value, Failure>) -> R
   result.map(JsResult).map_err(|failure| unsafe { failure.into_napi(env.raw()) })
 }
 
+/// Promise-returning functions report bad arguments as a rejection too, never a throw.
+fn finish_async(env: &Env, result: std::result::Result<sys::napi_value, Failure>) -> Result<JsResult> {
+  let result = result.or_else(|failure| unsafe { task::rejected_promise(env.raw(), &failure) });
+  finish(env, result)
+}
+
 /// Compresses `data` into one zstd frame that records its content size.
 /// `level` is a number, or an object of options; it defaults to `DEFAULT_LEVEL` (3).
 #[napi(ts_args_type = "data: Input, level?: number | CompressOptions", ts_return_type = "Buffer")]
@@ -70,7 +76,7 @@ pub fn compress(env: Env, data: Unknown, level: Option<Unknown>) -> Result<JsRes
       task::run_async(env_raw, CompressJob { input, params: request.params }, request.signal)
     })
   };
-  finish(&env, result)
+  finish_async(&env, result)
 }
 
 /// Decompresses every frame in `data` (frames with or without a recorded size, concatenated
@@ -98,7 +104,7 @@ pub fn decompress(env: Env, data: Unknown, options: Option<Unknown>) -> Result<J
       task::run_async(env_raw, job, request.signal)
     })
   };
-  finish(&env, result)
+  finish_async(&env, result)
 }
 
 /// Counters of one context pool.

@@ -174,6 +174,20 @@ unsafe extern "C" fn complete<J: Job>(env: Env, _status: sys::napi_status, data:
   }
 }
 
+/// A Promise already rejected with `failure`.
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`.
+pub unsafe fn rejected_promise(env: Env, failure: &Failure) -> Result<Value, Failure> {
+  let mut promise = ptr::null_mut();
+  let mut deferred = ptr::null_mut();
+  if unsafe { sys::napi_create_promise(env, &mut deferred, &mut promise) } != sys::Status::napi_ok {
+    return Err(Failure::Napi("napi_create_promise"));
+  }
+  unsafe { reject(env, deferred, failure, None) };
+  Ok(promise)
+}
+
 unsafe fn reject(env: Env, deferred: sys::napi_deferred, failure: &Failure, signal: Option<Value>) {
   unsafe {
     let error = failure.to_js(env);

@@ -1,0 +1,119 @@
+import { getEventListeners } from 'node:events'
+import { describe, expect, it } from 'vitest'
+
+import { compress, compressSync, decompress, decompressSync, poolStats } from '../index.js'
+import { corpus, textOfLength } from './helpers'
+
+declare const gc: () => void
+
+/** Occupies every libuv thread (4 by default) for a while, so that later calls wait in the queue. */
+function saturateThreadpool() {
+  const big = textOfLength(4 << 20)
+  return Array.from({ length: 8 }, () => compress(big, 12))
+}
+
+describe('async calls', () => {
+  it('complete 256 mixed calls in flight at once, each with its own result', async () => {
+    const inputs = Array.from({ length: 256 }, (_, i) => {
+      const file = corpus[i % corpus.length].data
+      const length = [0, 1, 100, 1024, 8192, 65536, file.length][i % 7]
+      return file.subarray(0, length)
+    })
+    const frames = inputs.map((input, i) => compressSync(input, (i % 5) * 2 - 1))
+    const results = await Promise.all(
+      inputs.flatMap((input, i) => [compress(input, (i % 5) * 2 - 1), decompress(frames[i])]),
+    )
+    inputs.forEach((input, i) => {
+      expect(results[2 * i].equals(frames[i]), `compress ${i}`).toBe(true)
+      expect(results[2 * i + 1].equals(input), `decompress ${i}`).toBe(true)
+    })
+  })
+
+  it('read the input as it was at the call, whatever the caller does to it afterwards', async () => {
+    const original = textOfLength(4 << 20)
+    const frame = compressSync(original)
+
+    const mutated = Buffer.from(original)
+    const compressing = compress(mutated)
+    mutated.fill(0)
+    expect(decompressSync(await compressing).equals(original)).toBe(true)
+
+    const detached = new Uint8Array(original)
+    const compressingDetached = compress(detached)
+    structuredClone(detached.buffer, { transfer: [detached.buffer] })
+    expect(detached.byteLength).toBe(0)
+    gc()
+    expect(decompressSync(await compressingDetached).equals(original)).toBe(true)
+
+    const frameCopy = new Uint8Array(frame)
+    const decompressing = decompress(frameCopy)
+    structuredClone(frameCopy.buffer, { transfer: [frameCopy.buffer] })
+    gc()
+    expect((await decompressing).equals(original)).toBe(true)
+
+    let dropped: Uint8Array | null = new Uint8Array(original)
+    const compressingDropped = compress(dropped)
+    dropped = null
+    gc()
+    expect(decompressSync(await compressingDropped).equals(original)).toBe(true)
+  })
+
+  it('keep the event loop turning while a 64 MiB compress runs', async () => {
+    const input = textOfLength(64 << 20)
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 1)
+    const started = performance.now()
+    const frame = await compress(input, 3)
+    const elapsed = performance.now() - started
+    clearInterval(timer)
+    expect(frame.length).toBeLessThan(input.length)
+    // The loop ran timers all along, not once at the end.
+    expect(ticks).toBeGreaterThan(Math.min(10, elapsed / 10))
+  })
+})
+
+describe('AbortSignal', () => {
+  it('rejects at once with an AbortError when the signal is already aborted', async () => {
+    const reason = new Error('caller gave up')
+    const controller = new AbortController()
+    controller.abort(reason)
+    const frame = compressSync('x')
+    const before = poolStats().compressors
+    for (const call of [compress('data', { signal: controller.signal }), decompress(frame, { signal: controller.signal })]) {
+      await expect(call).rejects.toThrowError(expect.objectContaining({ name: 'AbortError', code: 'ABORT_ERR', cause: reason }))
+    }
+    const after = poolStats().compressors
+    expect(after.created + after.reused).toBe(before.created + before.reused)
+  })
+
+  it('cancels work still waiting in the queue', async () => {
+    const before = poolStats().compressors
+    const blockers = saturateThreadpool()
+    const controller = new AbortController()
+    const queued = compress(textOfLength(1 << 20), { signal: controller.signal })
+    controller.abort()
+    await expect(queued).rejects.toThrowError(expect.objectContaining({ name: 'AbortError' }))
+    await Promise.all(blockers)
+    const after = poolStats().compressors
+    // Only the blockers ever took a context: the cancelled call never ran.
+    expect(after.created + after.reused - (before.created + before.reused)).toBe(blockers.length)
+  })
+
+  it('leaves no listener behind on a signal shared by many calls', async () => {
+    const controller = new AbortController()
+    const frames = await Promise.all(corpus.map(({ data }) => compress(data, { signal: controller.signal })))
+    await Promise.all(frames.map((frame) => decompress(frame, { signal: controller.signal })))
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+    controller.abort()
+  })
+
+  it('does not disturb other listeners on the signal', async () => {
+    const controller = new AbortController()
+    let heard = 0
+    controller.signal.onabort = () => heard++
+    controller.signal.addEventListener('abort', () => heard++)
+    await compress('x', { signal: controller.signal })
+    controller.abort()
+    expect(heard).toBe(2)
+  })
+})

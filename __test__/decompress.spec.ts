@@ -1,0 +1,183 @@
+import { describe, expect, it } from 'vitest'
+
+import { compress, compressSync, decompress, decompressSync } from '../index.js'
+import {
+  corpus,
+  corpusFile,
+  rleBomb,
+  skippableFrame,
+  skipWithoutZstdCli,
+  textOfLength,
+  zstdOnFile,
+  zstdPiped,
+} from './helpers'
+
+/** Both paths must agree on every outcome, so each case runs through both. */
+const paths = {
+  decompressSync: async (data: any, options?: any) => decompressSync(data, options),
+  decompress: (data: any, options?: any) => decompress(data, options),
+}
+
+describe.each(Object.entries(paths))('%s', (_, run) => {
+  it('round-trips every corpus file', async () => {
+    for (const { name, data } of corpus) {
+      expect((await run(compressSync(data))).equals(data), name).toBe(true)
+    }
+  })
+
+  it('decompresses concatenated frames and skips skippable frames', async () => {
+    const [a, b] = [corpusFile('html'), corpusFile('geo.protodata')]
+    const input = Buffer.concat([
+      skippableFrame(Buffer.from('metadata')),
+      compressSync(a, 1),
+      skippableFrame(Buffer.alloc(0), 15),
+      compressSync(b, 19),
+      compressSync(Buffer.alloc(0)),
+    ])
+    expect((await run(input)).equals(Buffer.concat([a, b]))).toBe(true)
+    expect((await run(skippableFrame(Buffer.from('only metadata')))).length).toBe(0)
+  })
+
+  it('accepts every input type', async () => {
+    const data = corpusFile('kppkn.gtb')
+    const frame = compressSync(data)
+    const copy = () => new Uint8Array(frame).buffer
+    for (const input of [new Uint8Array(copy()), new DataView(copy()), copy(), new Uint8Array(copy(), 0, frame.length)]) {
+      expect((await run(input)).equals(data)).toBe(true)
+    }
+  })
+
+  it('fails on truncated input with a zstd error, never partial output', async () => {
+    const frame = compressSync(corpusFile('lcet10.txt'))
+    for (const end of [0, 3, 10, frame.length >> 1, frame.length - 1]) {
+      await expect(run(frame.subarray(0, end)), `cut at ${end}`).rejects.toThrowError(
+        expect.objectContaining({ name: 'Error', code: 'ZSTD_error_srcSize_wrong' }),
+      )
+    }
+  })
+
+  it('fails on corrupt and non-zstd input with an Error naming the zstd error', async () => {
+    await expect(run(Buffer.from('plain text, not zstd'))).rejects.toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_prefix_unknown', message: 'zstd: Unknown frame descriptor' }),
+    )
+    const data = corpusFile('alice29.txt')
+    const frame = compressSync(data, { checksum: true })
+    let failures = 0
+    for (let i = 20; i < frame.length; i += 997) {
+      const corrupt = Buffer.from(frame)
+      corrupt[i] ^= 0x5a
+      const outcome = await run(corrupt).then(
+        (output) => output,
+        (error) => error,
+      )
+      if (outcome instanceof Error) {
+        expect((outcome as any).code).toMatch(/^ZSTD_error_/)
+        failures++
+      } else {
+        // With a checksum, a flip can never yield wrong data as a success.
+        expect(outcome.equals(data)).toBe(true)
+      }
+    }
+    expect(failures).toBeGreaterThan(0)
+    const trailing = Buffer.concat([compressSync('hello'), Buffer.from('junk after the frame')])
+    await expect(run(trailing)).rejects.toThrow(/^zstd: /)
+  })
+
+  it('stops at maxOutputLength with a RangeError', async () => {
+    const data = textOfLength(1 << 20)
+    const declared = compressSync(data)
+    const undeclared = zstdFreeStreamFrame(data)
+    for (const frame of [declared, undeclared]) {
+      await expect(run(frame, { maxOutputLength: (1 << 20) - 1 })).rejects.toThrowError(
+        expect.objectContaining({ name: 'RangeError', code: 'ERR_BUFFER_TOO_LARGE' }),
+      )
+      expect((await run(frame, { maxOutputLength: 1 << 20 })).equals(data)).toBe(true)
+    }
+  })
+
+  it('refuses a decompression bomb in bounded memory', async () => {
+    // 32 KiB of input that would expand to 1 GiB.
+    const bomb = rleBomb(8192)
+    expect(bomb.length).toBeLessThan(33 * 1024)
+    const before = process.memoryUsage().rss
+    await expect(run(bomb, { maxOutputLength: 16 << 20 })).rejects.toThrow(RangeError)
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 << 20)
+  })
+
+  it('does not allocate what a header merely claims', async () => {
+    // A 17-byte frame whose header declares a content size of 1 TiB.
+    const header = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 0, 1, 0, 0, 0x09, 0, 0, 0x78])
+    await expect(run(header)).rejects.toThrow(RangeError)
+    // Claiming 1 GiB (under the limit) with one byte of content: a zstd error, not a 1 GiB buffer.
+    const modest = Buffer.from(header)
+    modest.writeBigUInt64LE(1n << 30n, 5)
+    await expect(run(modest)).rejects.toThrowError(expect.objectContaining({ code: expect.stringMatching(/^ZSTD_error_/) }))
+  })
+
+  it('validates its options', async () => {
+    const frame = compressSync('x')
+    await expect(run(frame, 5)).rejects.toThrowError(expect.objectContaining({ name: 'TypeError' }))
+    for (const maxOutputLength of [0, -1, 1.5, NaN, 2 ** 60]) {
+      await expect(run(frame, { maxOutputLength })).rejects.toThrowError(
+        expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }),
+      )
+    }
+    await expect(run(frame, { maxOutputLength: '10' })).rejects.toThrow(TypeError)
+    await expect(run(123)).rejects.toThrow(TypeError)
+  })
+})
+
+/** A frame without a content size, as streaming encoders write it (here: the zstd tool on a pipe). */
+function zstdFreeStreamFrame(data: Buffer): Buffer {
+  if (skipWithoutZstdCli) {
+    // Without the tool, build one by hand: a raw block stream with no content size.
+    const blocks: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x50])]
+    for (let offset = 0; offset < data.length; offset += 65536) {
+      const chunk = data.subarray(offset, offset + 65536)
+      const last = offset + 65536 >= data.length ? 1 : 0
+      const value = last | (chunk.length << 3)
+      blocks.push(Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]), chunk)
+    }
+    return Buffer.concat(blocks)
+  }
+  return zstdPiped(['-3', '-c'], data)
+}
+
+describe.skipIf(skipWithoutZstdCli)('frames written by the zstd tool', () => {
+  const data = corpusFile('plrabn12.txt')
+  const modes: Record<string, () => Buffer> = {
+    'from a file (content size recorded)': () => zstdOnFile(['-3'], data),
+    'from a pipe (no content size, checksummed)': () => zstdPiped(['-3', '-c'], data),
+    'without a checksum': () => zstdPiped(['-3', '--no-check', '-c'], data),
+    'at a fast level': () => zstdPiped(['--fast=5', '-c'], data),
+    'at level 19': () => zstdOnFile(['-19'], data),
+    'at --ultra -22': () => zstdOnFile(['--ultra', '-22'], data),
+    'multi-threaded, small jobs': () => zstdPiped(['-T2', '-B262144', '-c'], textOfLength(3 << 20)),
+    'with --long=24': () => zstdOnFile(['--long=24'], data),
+    'concatenated': () => Buffer.concat([zstdOnFile(['-1'], data), zstdPiped(['-c'], data)]),
+  }
+
+  for (const [mode, make] of Object.entries(modes)) {
+    it(`decompresses a frame written ${mode}`, async () => {
+      const frame = make()
+      const expected = mode.startsWith('multi') ? textOfLength(3 << 20) : mode === 'concatenated' ? Buffer.concat([data, data]) : data
+      expect(decompressSync(frame).equals(expected)).toBe(true)
+      expect((await decompress(frame)).equals(expected)).toBe(true)
+    })
+  }
+
+  it('detects a corrupted checksum written by the tool', () => {
+    const frame = zstdPiped(['-3', '-c'], data)
+    frame[frame.length - 1] ^= 1
+    expect(() => decompressSync(frame)).toThrowError(expect.objectContaining({ code: 'ZSTD_error_checksum_wrong' }))
+  })
+
+  it('the tool decompresses what compress writes, and we decompress what it writes from our output', async () => {
+    for (const { name, data: file } of corpus) {
+      const ours = await compress(file, 3)
+      const theirs = zstdPiped(['-d', '-c'], ours)
+      expect(theirs.equals(file), name).toBe(true)
+      expect(decompressSync(zstdPiped(['-c'], theirs)).equals(file), name).toBe(true)
+    }
+  })
+})

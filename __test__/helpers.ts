@@ -1,0 +1,58 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const corpusDir = fileURLToPath(new URL('./corpus', import.meta.url))
+
+/** The shared benchmark corpus: text, HTML, URLs, a PDF, a JPEG, protobuf. */
+export const corpus = readdirSync(corpusDir)
+  .sort()
+  .map((name) => ({ name, data: readFileSync(join(corpusDir, name)) }))
+
+export const corpusFile = (name: string) => corpus.find((file) => file.name === name)!.data
+
+/** The reference `zstd` command-line tool. CI installs it and must run its tests; elsewhere
+ * they are skipped when it is missing. */
+export const skipWithoutZstdCli = spawnSync('zstd', ['--version']).status !== 0 && !process.env.CI
+
+/** Runs `zstd` with `input` on a pipe (so frames it writes do not record their size). */
+export function zstdPiped(args: string[], input: Uint8Array): Buffer {
+  return execFileSync('zstd', ['-q', ...args], { input, maxBuffer: 1 << 30 })
+}
+
+/** Runs `zstd` on a file (so frames it writes record their size), returning stdout. */
+export function zstdOnFile(args: string[], input: Uint8Array): Buffer {
+  const file = join(mkdtempSync(join(tmpdir(), 'zstd-pool-')), 'input')
+  writeFileSync(file, input)
+  return execFileSync('zstd', ['-q', '-c', ...args, file], { maxBuffer: 1 << 30 })
+}
+
+/** A skippable frame (magic 0x184D2A50..5F) carrying `payload`. */
+export function skippableFrame(payload: Uint8Array, variant = 0): Buffer {
+  const header = Buffer.alloc(8)
+  header.writeUInt32LE(0x184d2a50 + variant, 0)
+  header.writeUInt32LE(payload.length, 4)
+  return Buffer.concat([header, payload])
+}
+
+/** A frame with no content size made of `blocks` RLE blocks of 128 KiB each: 4 bytes of
+ * input per 128 KiB of output, the shape of a decompression bomb. */
+export function rleBomb(blocks: number): Buffer {
+  // Magic, then a descriptor with no content size, no checksum, and a window descriptor of 128 KiB.
+  const header = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38])
+  const block = (last: boolean) => {
+    const value = (last ? 1 : 0) | (1 << 1) | ((128 * 1024) << 3)
+    return Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff, 0x61])
+  }
+  return Buffer.concat([header, ...Array.from({ length: blocks }, (_, i) => block(i === blocks - 1))])
+}
+
+/** Bytes that look like text and compress like text. */
+export function textOfLength(length: number): Buffer {
+  const source = corpusFile('alice29.txt')
+  const out = Buffer.allocUnsafe(length)
+  for (let offset = 0; offset < length; offset += source.length) source.copy(out, offset, 0, Math.min(source.length, length - offset))
+  return out
+}

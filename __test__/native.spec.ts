@@ -1,0 +1,50 @@
+import { execFileSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { describe, expect, it } from 'vitest'
+
+import { compressSync, decompressSync, poolStats } from '../index.js'
+import { corpusFile } from './helpers'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const addon = readdirSync(root).find((name) => name.endsWith('.node'))!
+
+describe('the native addon', () => {
+  it('keeps libzstd private: it neither exports nor imports any ZSTD_ symbol', () => {
+    // Node 22.15+ exports its own ZSTD_* symbols; an addon that exposed or imported them
+    // could end up calling Node's copy of libzstd instead of its own.
+    const symbols = execFileSync('nm', ['-D', `${root}/${addon}`], { encoding: 'utf8' })
+    expect(symbols).not.toMatch(/\bZSTD_/)
+    expect(symbols).toMatch(/napi_register_module_v1/)
+  })
+
+  it('works from several worker_threads at once, sharing the process-wide pools', async () => {
+    const data = corpusFile('asyoulik.txt')
+    const source = `
+      const { parentPort, workerData } = require('node:worker_threads')
+      const zstd = require(workerData.entry)
+      ;(async () => {
+        let ok = true
+        for (let i = 0; i < 50; i++) {
+          const frame = i % 2 ? zstd.compressSync(workerData.data, 3) : await zstd.compress(workerData.data, 3)
+          const back = i % 2 ? await zstd.decompress(frame) : zstd.decompressSync(frame)
+          ok = ok && Buffer.compare(back, workerData.data) === 0
+        }
+        parentPort.postMessage(ok)
+      })()
+    `
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => {
+        const worker = new Worker(source, { eval: true, workerData: { entry: `${root}/index.js`, data } })
+        return new Promise((resolve, reject) => {
+          worker.once('message', resolve)
+          worker.once('error', reject)
+        }).finally(() => worker.terminate())
+      }),
+    )
+    expect(results).toEqual([true, true, true, true])
+    expect(decompressSync(compressSync(data)).equals(data)).toBe(true)
+    expect(poolStats().compressors.inUse).toBe(0)
+  })
+})
