@@ -17,6 +17,8 @@ pub enum Failure {
   OutputTooLarge { limit: usize, declared: Option<u64> },
   /// An allocation of `bytes` failed; reported instead of aborting the process.
   OutOfMemory { bytes: usize },
+  /// libzstd could not allocate a new context.
+  NoContext,
   /// A wrong type for an argument or option (`TypeError`).
   InvalidType { name: &'static str, expected: &'static str, received: String },
   /// A value of the right type outside the accepted range (`RangeError`).
@@ -62,6 +64,11 @@ impl Failure {
         ErrorClass::RangeError,
         "ERR_MEMORY_ALLOCATION_FAILED".to_owned(),
         format!("could not allocate {bytes} bytes"),
+      ),
+      Failure::NoContext => (
+        ErrorClass::RangeError,
+        "ERR_MEMORY_ALLOCATION_FAILED".to_owned(),
+        "could not allocate a zstd context".to_owned(),
       ),
       Failure::InvalidType { name, expected, received } => (
         ErrorClass::TypeError,

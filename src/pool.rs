@@ -87,7 +87,7 @@ impl<C: Context> ContextPool<C> {
         context
       }
       None => {
-        let context = C::create().ok_or(Failure::OutOfMemory { bytes: 0 })?;
+        let context = C::create().ok_or(Failure::NoContext)?;
         self.created.fetch_add(1, Ordering::Relaxed);
         context
       }
