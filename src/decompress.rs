@@ -131,17 +131,17 @@ fn run<C: WriteBuf + ?Sized>(
 }
 
 /// Decompresses into `output`, which must be exactly the size [`plan_output`] found.
+///
+/// [`plan_output`] has checked that the input is a sequence of complete frames, so one-shot
+/// decoding applies: it decodes straight into `output`, with no window buffer and no copy.
 pub fn decompress_exact(dctx: &mut DCtx<'static>, input: &[u8], output: &mut [u8]) -> Result<(), Failure> {
   let expected = output.len();
-  let mut input = InBuffer::around(input);
-  let mut output = OutBuffer::around(output);
-  match run(dctx, &mut input, &mut output)? {
-    Stop::Finished if output.pos() == expected => Ok(()),
-    // The output has every byte the frames declare, yet a frame has not ended.
-    Stop::OutputFull if input.pos() == input.src.len() => Err(Failure::Truncated),
+  match dctx.decompress(output, input) {
+    Ok(written) if written == expected => Ok(()),
     // libzstd checks each frame against its declared size, so this only happens if a frame
     // ends early without saying so; report it as the corruption it is.
-    _ => Err(Failure::Zstd(corruption_code())),
+    Ok(_) => Err(Failure::Zstd(corruption_code())),
+    Err(code) => Err(Failure::Zstd(code)),
   }
 }
 
