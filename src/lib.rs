@@ -1,14 +1,15 @@
 //! zstd-pool: zstd for Node.js through pooled compression and decompression contexts.
 //! This file holds only the exports; each module below does one job.
 
-mod compress;
-mod decompress;
-mod error;
+// The codecs and the pool are plain Rust, public for benches/pool.rs.
+pub mod compress;
+pub mod decompress;
+pub mod error;
 mod input;
 mod jobs;
 mod js;
 mod options;
-mod pool;
+pub mod pool;
 mod task;
 
 use napi::bindgen_prelude::*;

@@ -1,0 +1,23 @@
+// `npm run bench`: installs the peers, runs the suite (benchmark/zstd.bench.ts) on the newest Node
+// (the only one with node:zlib zstd), then writes benchmark/RESULTS.md and benchmark/chart.svg.
+// BENCH_NODE=current runs it on the Node that runs this script instead.
+import { execFileSync } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+import { writeReport } from './report.mjs'
+import { newestNode, setupPeers } from './setup.mjs'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+setupPeers()
+const node = process.env.BENCH_NODE === 'current' ? process.execPath : newestNode
+const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()
+const major = version.slice(1).split('.')[0]
+mkdirSync(`${root}benchmark/results`, { recursive: true })
+const output = `benchmark/results/node${major}.json`
+console.log(`Running the benchmark on Node ${version} (a few minutes; each block prints as it finishes) ...`)
+execFileSync(node, ['--expose-gc', 'node_modules/vitest/vitest.mjs', 'bench', '--run', '--outputJson', output], {
+  cwd: root,
+  stdio: 'inherit',
+})
+writeReport({ major })
