@@ -58,6 +58,28 @@ describe('async calls', () => {
     expect(decompressSync(await compressingDropped).equals(original)).toBe(true)
   })
 
+  it('let timers run during a long await loop of tiny calls', async () => {
+    // Tiny calls may settle at once, on the calling thread; a loop awaiting thousands of them
+    // must still give the event loop its turns.
+    let turns = 0
+    const counter = setInterval(() => turns++, 0)
+    const frame = compressSync('tiny')
+    for (let i = 0; i < 20_000; i++) {
+      await compress('tiny payload')
+      await decompress(frame)
+    }
+    clearInterval(counter)
+    expect(turns).toBeGreaterThan(10)
+  })
+
+  it('read small inputs as they were at the call too', async () => {
+    const small = Buffer.from('a small payload, compressed on the spot')
+    const expected = compressSync(small)
+    const pending = compress(small)
+    small.fill(0)
+    expect((await pending).equals(expected)).toBe(true)
+  })
+
   it('keep the event loop turning while a 64 MiB compress runs', async () => {
     const input = textOfLength(64 << 20)
     let ticks = 0

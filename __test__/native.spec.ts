@@ -4,11 +4,41 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 
-import { compressSync, decompressSync, poolStats } from '../index.js'
+import { compress, compressSync, decompress, decompressSync, poolStats } from '../index.js'
 import { corpusFile } from './helpers'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const addon = readdirSync(root).find((name) => name.endsWith('.node'))!
+
+describe('result Buffers', () => {
+  it('are real Buffers; small ones share memory, as Buffer.allocUnsafe results do', () => {
+    const small = [compressSync('one'), compressSync('two'), decompressSync(compressSync('three'))]
+    for (const buffer of small) expect(Buffer.isBuffer(buffer)).toBe(true)
+    expect(small[0].buffer).toBe(small[1].buffer)
+    expect(small[0].buffer.byteLength).toBe(8192)
+    const large = decompressSync(compressSync(Buffer.alloc(100_000, 7)))
+    expect(large.byteOffset).toBe(0)
+    expect(large.buffer.byteLength).toBe(100_000)
+  })
+
+  it('cannot have their shared memory transferred away, like Buffer.allocUnsafe results', () => {
+    // A transfer would detach the memory under every result that shares it; Node refuses
+    // (newer versions) or copies instead (Node 20).
+    const earlier = compressSync('earlier result')
+    const neighbour = compressSync('a neighbour in the same memory')
+    expect(earlier.buffer).toBe(neighbour.buffer)
+    try {
+      structuredClone(earlier.buffer, { transfer: [earlier.buffer] })
+    } catch {}
+    const { port1 } = new MessageChannel()
+    try {
+      port1.postMessage(earlier, [earlier.buffer])
+    } catch {}
+    port1.close()
+    expect(decompressSync(earlier).toString()).toBe('earlier result')
+    expect(decompressSync(neighbour).toString()).toBe('a neighbour in the same memory')
+  })
+})
 
 describe('the native addon', () => {
   it('keeps libzstd private: it neither exports nor imports any ZSTD_ symbol', () => {

@@ -149,3 +149,18 @@ pub fn format_number(n: f64) -> String {
     format!("{n}")
   }
 }
+
+/// `process.getBuiltinModule(name)`, or `None` on a Node without it (before 20.16).
+pub unsafe fn builtin_module(env: Env, name: &str) -> Result<Option<Value>, Failure> {
+  unsafe {
+    let mut global = ptr::null_mut();
+    sys::napi_get_global(env, &mut global);
+    let process = named_property(env, global, c"process")?;
+    if type_of(env, process)? != sys::ValueType::napi_object
+      || type_of(env, named_property(env, process, c"getBuiltinModule")?)? != sys::ValueType::napi_function
+    {
+      return Ok(None);
+    }
+    Ok(Some(call_method(env, process, c"getBuiltinModule", &[string(env, name)?])?))
+  }
+}

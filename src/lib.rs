@@ -9,6 +9,7 @@ mod input;
 mod jobs;
 mod js;
 mod options;
+mod output;
 pub mod pool;
 mod task;
 
@@ -88,7 +89,7 @@ pub fn decompress_sync(env: Env, data: Unknown, options: Option<Unknown>) -> Res
   let result = unsafe {
     options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.max_output_length)?)
+      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.max_output_length, true)?)
     })
   };
   finish(&env, result)
@@ -101,7 +102,7 @@ pub fn decompress(env: Env, data: Unknown, options: Option<Unknown>) -> Result<J
   let result = unsafe {
     options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      let job = DecompressJob::new(env_raw, input, request.max_output_length)?;
+      let job = DecompressJob::new(env_raw, input, request.max_output_length, false)?;
       task::run_async(env_raw, job, request.signal)
     })
   };

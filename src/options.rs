@@ -4,7 +4,7 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use napi::sys::{self, ValueType};
+use napi::sys::ValueType;
 use once_cell::sync::OnceCell;
 
 use crate::compress::CompressParams;
@@ -169,15 +169,9 @@ unsafe fn max_buffer_length(env: Env) -> usize {
 
 unsafe fn read_max_buffer_length(env: Env) -> Result<Option<f64>, Failure> {
   unsafe {
-    let mut global = ptr::null_mut();
-    sys::napi_get_global(env, &mut global);
-    let process = js::named_property(env, global, c"process")?;
-    if js::type_of(env, process)? != ValueType::napi_object
-      || js::type_of(env, js::named_property(env, process, c"getBuiltinModule")?)? != ValueType::napi_function
-    {
+    let Some(buffer) = js::builtin_module(env, "buffer")? else {
       return Ok(None);
-    }
-    let buffer = js::call_method(env, process, c"getBuiltinModule", &[js::string(env, "buffer")?])?;
+    };
     let constants = js::named_property(env, buffer, c"constants")?;
     let max_length = js::named_property(env, constants, c"MAX_LENGTH")?;
     if js::type_of(env, max_length)? != ValueType::napi_number {
