@@ -1,5 +1,6 @@
-// `npm run bench`: installs the peers, runs the suite (benchmark/zstd.bench.ts) on the newest Node
-// (the only one with node:zlib zstd), then writes benchmark/RESULTS.md and benchmark/chart.svg.
+// `npm run bench`: installs the peers, measures raw libzstd and the pool from Rust (benches/pool.rs),
+// runs the suite (benchmark/zstd.bench.ts) on the newest Node (the only one with node:zlib zstd),
+// then writes benchmark/RESULTS.md and benchmark/chart.svg.
 // BENCH_NODE=current runs it on the Node that runs this script instead.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
@@ -14,6 +15,10 @@ const node = process.env.BENCH_NODE === 'current' ? process.execPath : newestNod
 const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()
 const major = version.slice(1).split('.')[0]
 mkdirSync(`${root}benchmark/results`, { recursive: true })
+if (!process.env.BENCH_MODES) {
+  console.log('Measuring the pool and raw libzstd from Rust (cargo bench --bench pool) ...')
+  execFileSync('cargo', ['bench', '--quiet', '--bench', 'pool'], { cwd: root, stdio: 'inherit' })
+}
 const output = `benchmark/results/node${major}.json`
 console.log(`Running the benchmark on Node ${version} (a few minutes; each block prints as it finishes) ...`)
 execFileSync(node, ['--expose-gc', 'node_modules/vitest/vitest.mjs', 'bench', '--run', '--outputJson', output], {
