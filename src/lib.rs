@@ -4,6 +4,7 @@
 // The codecs and the pool are plain Rust, public for benches/pool.rs.
 pub mod compress;
 pub mod decompress;
+mod env_state;
 pub mod error;
 mod input;
 mod jobs;

@@ -7,6 +7,7 @@ use std::ptr;
 
 use napi::sys;
 
+use crate::env_state::{self, EnvState};
 use crate::error::Failure;
 use crate::js::{self, Env, Value};
 
@@ -14,15 +15,6 @@ use crate::js::{self, Env, Value};
 /// `Buffer.allocUnsafe`, a result kept alive keeps at most one such slab alive with it.
 const SLAB_SIZE: usize = 8 * 1024;
 const SHARED_BELOW: usize = SLAB_SIZE / 2;
-
-/// Per JavaScript environment (main thread, each worker): the current slab.
-struct Slab {
-  array_buffer: sys::napi_ref,
-  used: usize,
-  buffer_from: sys::napi_ref,
-  /// `worker_threads.markAsUntransferable`, null where Node lacks `process.getBuiltinModule`.
-  mark_as_untransferable: sys::napi_ref,
-}
 
 /// A new Buffer of `len` bytes, uninitialised, and a pointer to its memory. Write it before any
 /// JavaScript runs: a shared slab is reachable from earlier results.
@@ -69,24 +61,27 @@ pub unsafe fn copy_to_buffer(env: Env, bytes: &[u8]) -> Result<Value, Failure> {
 /// JavaScript detached it (by transferring some earlier result's ArrayBuffer).
 unsafe fn carve(env: Env, len: usize) -> Result<(Value, *mut u8), Failure> {
   unsafe {
-    let slab = slab_of(env)?;
-    let mut array_buffer = js::reference_value(env, slab.array_buffer)?;
+    let state = env_state::of(env)?;
+    let mut array_buffer = ptr::null_mut();
     let mut data: *mut c_void = ptr::null_mut();
     let mut capacity = 0usize;
-    sys::napi_get_arraybuffer_info(env, array_buffer, &mut data, &mut capacity);
-    if data.is_null() || capacity != SLAB_SIZE || SLAB_SIZE - slab.used < len {
-      (array_buffer, data) = new_slab(env, slab)?;
-      let reference = js::reference(env, array_buffer)?;
-      js::delete_reference(env, std::mem::replace(&mut slab.array_buffer, reference));
-      slab.used = 0;
+    if !state.slab.is_null() {
+      array_buffer = js::reference_value(env, state.slab)?;
+      sys::napi_get_arraybuffer_info(env, array_buffer, &mut data, &mut capacity);
     }
-    let offset = slab.used;
+    if data.is_null() || capacity != SLAB_SIZE || SLAB_SIZE - state.slab_used < len {
+      (array_buffer, data) = new_slab(env, state)?;
+      let reference = js::reference(env, array_buffer)?;
+      js::delete_reference(env, std::mem::replace(&mut state.slab, reference));
+      state.slab_used = 0;
+    }
+    let offset = state.slab_used;
     // Keep views 8-byte aligned, as Node's pool does.
-    slab.used = (offset + len + 7) & !7;
+    state.slab_used = (offset + len + 7) & !7;
     let mut args = [array_buffer, ptr::null_mut(), ptr::null_mut()];
     sys::napi_create_uint32(env, offset as u32, &mut args[1]);
     sys::napi_create_uint32(env, len as u32, &mut args[2]);
-    let buffer_from = js::reference_value(env, slab.buffer_from)?;
+    let buffer_from = js::reference_value(env, state.buffer_from)?;
     let mut view = ptr::null_mut();
     if sys::napi_call_function(env, js::undefined(env), buffer_from, 3, args.as_ptr(), &mut view) != sys::Status::napi_ok {
       return Err(Failure::Napi("Buffer.from"));
@@ -97,54 +92,18 @@ unsafe fn carve(env: Env, len: usize) -> Result<(Value, *mut u8), Failure> {
 
 /// A new slab, which (as Node does for its own Buffer pool) cannot be transferred to another
 /// thread: that would detach it, emptying every result that shares it.
-unsafe fn new_slab(env: Env, slab: &Slab) -> Result<(Value, *mut c_void), Failure> {
+unsafe fn new_slab(env: Env, state: &EnvState) -> Result<(Value, *mut c_void), Failure> {
   unsafe {
     let mut array_buffer = ptr::null_mut();
     let mut data = ptr::null_mut();
     if sys::napi_create_arraybuffer(env, SLAB_SIZE, &mut data, &mut array_buffer) != sys::Status::napi_ok {
       return Err(Failure::OutOfMemory { bytes: SLAB_SIZE });
     }
-    if !slab.mark_as_untransferable.is_null() {
-      let mark = js::reference_value(env, slab.mark_as_untransferable)?;
+    if !state.mark_as_untransferable.is_null() {
+      let mark = js::reference_value(env, state.mark_as_untransferable)?;
       let mut ignored = ptr::null_mut();
       sys::napi_call_function(env, js::undefined(env), mark, 1, &array_buffer, &mut ignored);
     }
     Ok((array_buffer, data))
   }
-}
-
-unsafe fn slab_of(env: Env) -> Result<&'static mut Slab, Failure> {
-  unsafe {
-    let mut data: *mut c_void = ptr::null_mut();
-    sys::napi_get_instance_data(env, &mut data);
-    if !data.is_null() {
-      return Ok(&mut *data.cast::<Slab>());
-    }
-    let mut global = ptr::null_mut();
-    sys::napi_get_global(env, &mut global);
-    let buffer = js::named_property(env, global, c"Buffer")?;
-    let buffer_from = js::named_property(env, buffer, c"from")?;
-    let mut slab = Slab {
-      array_buffer: ptr::null_mut(),
-      used: 0,
-      buffer_from: js::reference(env, buffer_from)?,
-      mark_as_untransferable: match js::builtin_module(env, "worker_threads") {
-        Ok(Some(worker_threads)) => js::reference(env, js::named_property(env, worker_threads, c"markAsUntransferable")?)?,
-        _ => ptr::null_mut(),
-      },
-    };
-    let (array_buffer, _) = new_slab(env, &slab)?;
-    slab.array_buffer = js::reference(env, array_buffer)?;
-    let slab = Box::into_raw(Box::new(slab));
-    if sys::napi_set_instance_data(env, slab.cast(), Some(free_slab), ptr::null_mut()) != sys::Status::napi_ok {
-      drop(Box::from_raw(slab));
-      return Err(Failure::Napi("napi_set_instance_data"));
-    }
-    Ok(&mut *slab)
-  }
-}
-
-/// Runs when the environment ends; its references die with it.
-unsafe extern "C" fn free_slab(_env: Env, data: *mut c_void, _hint: *mut c_void) {
-  drop(unsafe { Box::from_raw(data.cast::<Slab>()) });
 }

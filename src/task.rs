@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use napi::sys;
 
+use crate::env_state;
 use crate::error::Failure;
 use crate::js::{self, Env, Value};
 
@@ -31,8 +32,8 @@ pub trait Job: Send + Sized + 'static {
   /// Releases what `detach` took, on the JavaScript thread, whatever the outcome.
   unsafe fn release(&mut self, env: Env);
 
-  /// How long the work should take, in µs, if it is small enough to be worth running inline
-  /// (see [`inline_budget`]); `None` if it is not.
+  /// How long the work should take, in µs, if it is small enough to consider running inline
+  /// (see [`run_async`]); `None` if it is not.
   fn estimated_micros(&self) -> Option<f64>;
 }
 
@@ -49,55 +50,8 @@ pub unsafe fn run_sync<J: Job>(env: Env, mut job: J) -> Result<Value, Failure> {
   unsafe { job.deliver(env, output) }
 }
 
-/// When an async call runs inline, on the calling thread, instead of on the threadpool.
-///
-/// A trip through the libuv threadpool (queue, wake a thread, complete on the loop) costs about
-/// 35 µs with one call in flight, several times the work of compressing 1 KiB. So a call whose
-/// work is estimated under [`MAX_INLINE_MICROS`] runs inline and its Promise is resolved at once.
-/// Promises settled inline let an `await` loop go on without the event loop turning, so inline
-/// work is capped at [`MAX_INLINE_SHARE`] until the loop turns (one of our threadpool calls
-/// completes) or a millisecond passes; past the cap, calls take the threadpool, which yields.
-/// So no async call blocks the loop for more than about 25 µs, a run of small calls delays
-/// timers and I/O by at most about 0.3 ms, and bursts of small calls spread over the threadpool.
-pub mod inline_budget {
-  use std::cell::Cell;
-  use std::time::{Duration, Instant};
-
-  pub const MAX_INLINE_MICROS: f64 = 25.0;
-  const WINDOW: Duration = Duration::from_millis(1);
-  const MAX_INLINE_SHARE: Duration = Duration::from_micros(250);
-
-  thread_local! {
-    /// (start of the current window, inline time spent in it), per JavaScript thread.
-    static SPENT: Cell<Option<(Instant, Duration)>> = const { Cell::new(None) };
-  }
-
-  pub fn allows(estimated_micros: f64) -> bool {
-    if estimated_micros > MAX_INLINE_MICROS {
-      return false;
-    }
-    SPENT.with(|spent| match spent.get() {
-      Some((start, used)) if start.elapsed() < WINDOW => used < MAX_INLINE_SHARE,
-      _ => {
-        spent.set(Some((Instant::now(), Duration::ZERO)));
-        true
-      }
-    })
-  }
-
-  /// The event loop has turned: timers and I/O had their chance.
-  pub fn loop_turned() {
-    SPENT.with(|spent| spent.set(None));
-  }
-
-  pub fn charge(elapsed: Duration) {
-    SPENT.with(|spent| {
-      if let Some((start, used)) = spent.get() {
-        spent.set(Some((start, used + elapsed)));
-      }
-    });
-  }
-}
+/// Async calls whose work is estimated under this run inline: see [`run_async`].
+pub const MAX_INLINE_MICROS: f64 = 50.0;
 
 const QUEUED: u8 = 0;
 const RUNNING: u8 = 1;
@@ -137,10 +91,20 @@ pub unsafe fn run_async<J: Job>(env: Env, mut job: J, signal: Option<Value>) -> 
       return Ok(promise);
     }
   }
-  if job.estimated_micros().is_some_and(inline_budget::allows) {
+  // A trip through the libuv threadpool (queue, wake a thread, complete on the loop) costs
+  // about 35 µs with one call in flight, several times the work of compressing 1 KiB. So a
+  // small call runs inline and settles its Promise at once, unless the caller is issuing calls
+  // in a burst and the call is not tiny (such calls spread over the threadpool better), or
+  // inline work has already used its
+  // share of this turn of the event loop (an `await` loop of inline calls never lets the loop
+  // turn, so past that share calls take the threadpool, which yields).
+  let estimate = job.estimated_micros().filter(|&micros| micros <= MAX_INLINE_MICROS);
+  let state = estimate.and_then(|_| unsafe { env_state::of(env) }.ok());
+  if let Some(state) = state.and_then(|state| estimate.is_some_and(|micros| state.inline.allows(micros)).then_some(state)) {
     let started = Instant::now();
     let settled = unsafe { run_sync(env, job) };
-    inline_budget::charge(started.elapsed());
+    state.inline.charge(started.elapsed());
+    unsafe { state.await_checkpoint(env) };
     unsafe {
       match settled {
         Ok(value) => sys::napi_resolve_deferred(env, deferred, value),
@@ -218,7 +182,9 @@ unsafe extern "C" fn execute<J: Job>(_env: Env, data: *mut c_void) {
 }
 
 unsafe extern "C" fn complete<J: Job>(env: Env, _status: sys::napi_status, data: *mut c_void) {
-  inline_budget::loop_turned();
+  if let Ok(state) = unsafe { env_state::of(env) } {
+    state.inline.loop_turned();
+  }
   let mut work = unsafe { Box::from_raw(data.cast::<AsyncWork<J>>()) };
   unsafe {
     if let Some(listener) = work.abort.take() {
