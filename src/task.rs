@@ -50,8 +50,46 @@ pub unsafe fn run_sync<J: Job>(env: Env, mut job: J) -> Result<Value, Failure> {
   unsafe { job.deliver(env, output) }
 }
 
-/// Async calls whose work is estimated under this run inline: see [`run_async`].
+/// Async calls whose work is estimated under this may run inline: see [`run_inline_if_small`].
 pub const MAX_INLINE_MICROS: f64 = 50.0;
+
+/// Runs a small job on the calling thread, if the inline budget allows, and returns its result;
+/// hands the job back otherwise.
+///
+/// A trip through the libuv threadpool (queue, wake a thread, complete on the loop) costs about
+/// 35 µs with one call in flight, several times the work of compressing 1 KiB. So a small call
+/// runs inline and its Promise settles at once, unless the caller is issuing calls in a burst
+/// and the call is not tiny (such calls spread over the threadpool better), or inline work has
+/// used its share of this turn of the event loop: an `await` loop of inline calls never lets
+/// the loop turn, so past that share calls take the threadpool, which yields.
+unsafe fn run_inline_if_small<J: Job>(env: Env, job: J) -> Result<Result<Value, Failure>, J> {
+  let Some(micros) = job.estimated_micros().filter(|&micros| micros <= MAX_INLINE_MICROS) else {
+    return Err(job);
+  };
+  let Ok(state) = (unsafe { env_state::of(env) }) else {
+    return Err(job);
+  };
+  if !state.inline.allows(micros) {
+    return Err(job);
+  }
+  let started = Instant::now();
+  let settled = unsafe { run_sync(env, job) };
+  state.inline.charge(started.elapsed());
+  unsafe { state.await_checkpoint(env) };
+  Ok(settled)
+}
+
+/// Resolves or rejects the call's Promise with its result.
+unsafe fn settle(env: Env, deferred: sys::napi_deferred, result: Result<Value, Failure>) {
+  unsafe {
+    match result {
+      Ok(value) => {
+        sys::napi_resolve_deferred(env, deferred, value);
+      }
+      Err(failure) => reject(env, deferred, &failure, None),
+    }
+  }
+}
 
 const QUEUED: u8 = 0;
 const RUNNING: u8 = 1;
@@ -79,7 +117,7 @@ struct AbortListener {
 ///
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`, during the call that built `job`.
-pub unsafe fn run_async<J: Job>(env: Env, mut job: J, signal: Option<Value>) -> Result<Value, Failure> {
+pub unsafe fn run_async<J: Job>(env: Env, job: J, signal: Option<Value>) -> Result<Value, Failure> {
   let mut promise = ptr::null_mut();
   let mut deferred = ptr::null_mut();
   if unsafe { sys::napi_create_promise(env, &mut deferred, &mut promise) } != sys::Status::napi_ok {
@@ -91,31 +129,13 @@ pub unsafe fn run_async<J: Job>(env: Env, mut job: J, signal: Option<Value>) -> 
       return Ok(promise);
     }
   }
-  // A trip through the libuv threadpool (queue, wake a thread, complete on the loop) costs
-  // about 35 µs with one call in flight, several times the work of compressing 1 KiB. So a
-  // small call runs inline and settles its Promise at once, unless the caller is issuing calls
-  // in a burst and the call is not tiny (such calls spread over the threadpool better), or
-  // inline work has already used its
-  // share of this turn of the event loop (an `await` loop of inline calls never lets the loop
-  // turn, so past that share calls take the threadpool, which yields).
-  let estimate = job.estimated_micros().filter(|&micros| micros <= MAX_INLINE_MICROS);
-  let state = estimate.and_then(|_| unsafe { env_state::of(env) }.ok());
-  if let Some(state) = state.and_then(|state| estimate.is_some_and(|micros| state.inline.allows(micros)).then_some(state)) {
-    let started = Instant::now();
-    let settled = unsafe { run_sync(env, job) };
-    state.inline.charge(started.elapsed());
-    unsafe { state.await_checkpoint(env) };
-    unsafe {
-      match settled {
-        Ok(value) => sys::napi_resolve_deferred(env, deferred, value),
-        Err(failure) => {
-          reject(env, deferred, &failure, None);
-          sys::Status::napi_ok
-        }
-      };
+  let mut job = match unsafe { run_inline_if_small(env, job) } {
+    Ok(settled) => {
+      unsafe { settle(env, deferred, settled) };
+      return Ok(promise);
     }
-    return Ok(promise);
-  }
+    Err(job) => job,
+  };
   if let Err(failure) = unsafe { job.detach(env) } {
     unsafe {
       job.release(env);
@@ -134,7 +154,7 @@ pub unsafe fn run_async<J: Job>(env: Env, mut job: J, signal: Option<Value>) -> 
       return Ok(promise);
     }
   };
-  let state = Box::into_raw(Box::new(AsyncWork {
+  let work = Box::into_raw(Box::new(AsyncWork {
     job,
     result: None,
     deferred,
@@ -149,13 +169,13 @@ pub unsafe fn run_async<J: Job>(env: Env, mut job: J, signal: Option<Value>) -> 
       name,
       Some(execute::<J>),
       Some(complete::<J>),
-      state.cast(),
-      &mut (*state).work,
+      work.cast(),
+      &mut (*work).work,
     ) == sys::Status::napi_ok
-      && sys::napi_queue_async_work(env, (*state).work) == sys::Status::napi_ok
+      && sys::napi_queue_async_work(env, (*work).work) == sys::Status::napi_ok
   };
   if !queued {
-    let mut work = unsafe { Box::from_raw(state) };
+    let mut work = unsafe { Box::from_raw(work) };
     unsafe {
       if !work.work.is_null() {
         sys::napi_delete_async_work(env, work.work);
@@ -167,8 +187,8 @@ pub unsafe fn run_async<J: Job>(env: Env, mut job: J, signal: Option<Value>) -> 
   }
   if let Some(signal) = signal {
     // If listening fails the call still completes; it just cannot be aborted.
-    if let Ok(listener) = unsafe { listen_for_abort::<J>(env, signal, state) } {
-      unsafe { (*state).abort = Some(listener) };
+    if let Ok(listener) = unsafe { listen_for_abort::<J>(env, signal, work) } {
+      unsafe { (*work).abort = Some(listener) };
     }
   }
   Ok(promise)
@@ -199,12 +219,7 @@ unsafe extern "C" fn complete<J: Job>(env: Env, _status: sys::napi_status, data:
         Some(Err(failure)) => Err(failure),
         None => Err(Failure::Aborted),
       };
-      match settled {
-        Ok(value) => {
-          sys::napi_resolve_deferred(env, deferred, value);
-        }
-        Err(failure) => reject(env, deferred, &failure, None),
-      }
+      settle(env, deferred, settled);
     }
     work.job.release(env);
     sys::napi_delete_async_work(env, work.work);
