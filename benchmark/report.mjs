@@ -22,17 +22,25 @@ const timeLabel = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.t
 const rate = (mbps) => (mbps >= 100 ? mbps.toFixed(0) : mbps.toFixed(1))
 const read = (url) => (existsSync(url) ? JSON.parse(readFileSync(url, 'utf8')) : undefined)
 
-/** cells[mode][size][contender] = µs per call */
-function collect(major) {
-  const vitest = read(new URL(`./results/node${major}.json`, import.meta.url))
-  const cells = {}
-  for (const group of vitest.files.flatMap((file) => file.groups)) {
-    const [mode, size] = group.fullName.split(' > ').at(-1).split(' ')
-    const inFlight = MODES[mode][1] || 1
-    for (const result of group.benchmarks) {
-      ;((cells[mode] ??= {})[size] ??= {})[result.name] = (result.mean * 1000) / inFlight
+const median = (values) => values.sort((a, b) => a - b)[(values.length - 1) >> 1]
+
+/** cells[mode][size][contender] = µs per call: the median over the runs of each run's mean. */
+function collect(major, runs) {
+  const samples = {}
+  for (let run = 1; run <= runs; run++) {
+    const vitest = read(new URL(`./results/node${major}-run${run}.json`, import.meta.url))
+    for (const group of vitest?.files.flatMap((file) => file.groups) ?? []) {
+      const [mode, size] = group.fullName.split(' > ').at(-1).split(' ')
+      const inFlight = MODES[mode][1] || 1
+      for (const result of group.benchmarks) {
+        ;(((samples[mode] ??= {})[size] ??= {})[result.name] ??= []).push((result.mean * 1000) / inFlight)
+      }
     }
   }
+  const cells = {}
+  for (const [mode, bySize] of Object.entries(samples))
+    for (const [size, byName] of Object.entries(bySize))
+      for (const [name, values] of Object.entries(byName)) ((cells[mode] ??= {})[size] ??= {})[name] = median(values)
   // Raw libzstd from Rust (cargo bench), for the sync rows: the floor a binding can reach.
   const rust = read(new URL('./results/rust.json', import.meta.url))
   for (const row of rust?.rows ?? []) {
@@ -170,8 +178,8 @@ function chart(cells) {
   return svg.join('\n')
 }
 
-export function writeReport({ major = '26' } = {}) {
-  const { cells, rust } = collect(major)
+export function writeReport({ major = '26', runs = 3 } = {}) {
+  const { cells, rust } = collect(major, runs)
   const context = read(new URL(`./results/context-${major}.json`, import.meta.url))
   const sizes = Object.keys(context.ratios['zstd-pool'] ?? {}).map(Number)
   const cpu = cpus()
@@ -183,8 +191,9 @@ export function writeReport({ major = '26' } = {}) {
     'Level 3 for zstd (gzip level 6 and brotli quality 4, in italics, are there for context). Payloads: 15 per size cut from the',
     'corpus in `__test__/corpus/` (text, HTML, URLs, a PDF, a JPEG, protobuf), cycled. Decompression inputs are standard level-3 frames',
     'that record their content size. Each cell: MB/s of uncompressed data (1 MB = 10^6 bytes), then the time per call; with N in',
-    'flight, a call\'s time is the time of a batch of N divided by N. vitest bench (tinybench): mean over ≥ 500 ms per cell, one run,',
-    'all contenders in the same process, one after the other. Bold: the fastest zstd binding in the column.',
+    'flight, a call\'s time is the time of a batch of N divided by N. vitest bench (tinybench): the mean over ≥ 500 ms per cell,',
+    `all contenders in one process, one after the other; each cell is the median of ${runs} complete run${runs > 1 ? 's' : ''}. Bold: the fastest`,
+    'zstd binding in the column. A shared 2-core VM drifts: cells within about 10% of each other are a tie.',
     '',
     '![throughput by payload size](chart.svg)',
     '',
@@ -220,4 +229,4 @@ export function writeReport({ major = '26' } = {}) {
   console.log('Wrote benchmark/RESULTS.md and benchmark/chart.svg')
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) writeReport({ major: process.argv[2] ?? '26' })
+if (import.meta.url === `file://${process.argv[1]}`) writeReport({ major: process.argv[2] ?? '26', runs: Number(process.argv[3] ?? 3) })
