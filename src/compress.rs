@@ -11,11 +11,13 @@ pub const DEFAULT_LEVEL: i32 = zstd_safe::zstd_sys::ZSTD_CLEVEL_DEFAULT as i32;
 pub struct CompressParams {
   pub level: i32,
   pub checksum: bool,
+  /// libzstd worker threads (`nbWorkers`); 0 compresses on the calling thread.
+  pub workers: u32,
 }
 
 impl Default for CompressParams {
   fn default() -> Self {
-    Self { level: DEFAULT_LEVEL, checksum: false }
+    Self { level: DEFAULT_LEVEL, checksum: false, workers: 0 }
   }
 }
 
@@ -26,6 +28,9 @@ impl Default for CompressParams {
 pub fn compress(cctx: &mut CCtx<'static>, input: &[u8], params: CompressParams) -> Result<Vec<u8>, Failure> {
   cctx.set_parameter(CParameter::CompressionLevel(params.level)).map_err(Failure::Zstd)?;
   cctx.set_parameter(CParameter::ChecksumFlag(params.checksum)).map_err(Failure::Zstd)?;
+  if params.workers > 0 {
+    cctx.set_parameter(CParameter::NbWorkers(params.workers)).map_err(Failure::Zstd)?;
+  }
   let bound = zstd_safe::compress_bound(input.len());
   let mut output = Vec::new();
   output.try_reserve_exact(bound).map_err(|_| Failure::OutOfMemory { bytes: bound })?;
@@ -56,7 +61,7 @@ mod tests {
   fn a_reset_context_gives_the_same_bytes_as_a_fresh_one() {
     let input = sample(50_000);
     let mut reused = CCtx::create();
-    compress(&mut reused, &sample(7_000), CompressParams { level: 19, checksum: true }).unwrap();
+    compress(&mut reused, &sample(7_000), CompressParams { level: 19, checksum: true, workers: 0 }).unwrap();
     reused.reset(zstd_safe::ResetDirective::SessionAndParameters).unwrap();
     let from_reused = compress(&mut reused, &input, CompressParams::default()).unwrap();
     let from_fresh = compress(&mut CCtx::create(), &input, CompressParams::default()).unwrap();
@@ -66,7 +71,7 @@ mod tests {
   #[test]
   fn rejects_levels_libzstd_rejects_nothing_silently() {
     let mut cctx = CCtx::create();
-    let frame = compress(&mut cctx, b"", CompressParams { level: -5, checksum: true }).unwrap();
+    let frame = compress(&mut cctx, b"", CompressParams { level: -5, checksum: true, workers: 0 }).unwrap();
     assert_eq!(zstd::decode_all(&frame[..]).unwrap(), b"");
   }
 }

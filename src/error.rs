@@ -25,6 +25,8 @@ pub enum Failure {
   OutOfRange { name: &'static str, expected: String, received: String },
   /// The call's `AbortSignal` fired before the work could run.
   Aborted,
+  /// The build lacks a capability the call asked for.
+  Unsupported(&'static str),
   /// A Node-API call failed: the environment is unusable (for example, shutting down).
   Napi(&'static str),
   /// A bug: the work panicked. The panic is caught so that it never crosses into Node.
@@ -80,6 +82,7 @@ impl Failure {
         "ERR_OUT_OF_RANGE".to_owned(),
         format!("The value of \"{name}\" is out of range. It must be {expected}. Received {received}"),
       ),
+      Failure::Unsupported(what) => (ErrorClass::Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM".to_owned(), format!("zstd-pool: {what}")),
       Failure::Aborted => (
         ErrorClass::Error,
         "ABORT_ERR".to_owned(),

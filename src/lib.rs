@@ -9,6 +9,7 @@ pub mod error;
 mod input;
 mod jobs;
 mod js;
+pub mod mt;
 mod options;
 mod output;
 pub mod pool;
@@ -147,6 +148,8 @@ impl From<PoolCounters> for ContextPoolStats {
 pub struct PoolStats {
   pub compressors: ContextPoolStats,
   pub decompressors: ContextPoolStats,
+  /// Multi-threaded compression contexts (`workers`), cached with their worker threads.
+  pub multithreaded: ContextPoolStats,
 }
 
 /// The counters of the process-wide context pools (shared by every thread and worker).
@@ -155,18 +158,23 @@ pub fn pool_stats() -> PoolStats {
   PoolStats {
     compressors: COMPRESSORS.counters().into(),
     decompressors: DECOMPRESSORS.counters().into(),
+    multithreaded: mt::CACHE.counters().into(),
   }
 }
 
 /// Changes how many idle contexts each pool keeps (0 turns pooling off: a fresh context per
-/// call) and frees the idle contexts beyond it. Returns the resulting counters.
+/// call), and how many multi-threaded contexts stay cached, freeing those beyond. Returns the
+/// resulting counters.
 #[napi(ts_args_type = "options: PoolOptions")]
 pub fn configure_pool(env: Env, options: Unknown) -> Result<PoolStats> {
-  let max_idle = unsafe { options::read_pool_options(env.raw(), options.raw(), MAX_IDLE_LIMIT) }
+  let settings = unsafe { options::read_pool_options(env.raw(), options.raw(), MAX_IDLE_LIMIT) }
     .map_err(|failure| unsafe { failure.into_napi(env.raw()) })?;
-  if let Some(max_idle) = max_idle {
+  if let Some(max_idle) = settings.max_idle_contexts {
     COMPRESSORS.set_max_idle(max_idle);
     DECOMPRESSORS.set_max_idle(max_idle);
+  }
+  if let Some(max_idle) = settings.max_idle_multithreaded_contexts {
+    mt::CACHE.set_max_idle(max_idle);
   }
   Ok(pool_stats())
 }

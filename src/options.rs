@@ -10,11 +10,14 @@ use once_cell::sync::OnceCell;
 use crate::compress::CompressParams;
 use crate::error::Failure;
 use crate::js::{self, Env, Value};
+use crate::mt;
 
 /// The lowest (fastest) level libzstd accepts.
 pub const MIN_LEVEL: i32 = -(1 << 17);
 /// The highest (smallest output) level libzstd accepts.
 pub const MAX_LEVEL: i32 = 22;
+/// The most multi-threaded contexts `configurePool` lets the cache keep.
+const MAX_IDLE_MULTITHREADED: usize = 64;
 
 pub struct CompressRequest {
   pub params: CompressParams,
@@ -116,9 +119,28 @@ pub unsafe fn read_compress_options(env: Env, arg: Option<Value>) -> Result<Comp
       }
       request.params.checksum = js::boolean(env, value)?;
     }
+    if let Some(value) = property(env, arg, c"workers")? {
+      request.params.workers = workers(env, value)?;
+    }
     request.signal = signal(env, arg)?;
   }
   Ok(request)
+}
+
+/// The `workers` option: libzstd worker threads for large inputs. 1 worker would only move the
+/// work off a thread that then waits for it, so 0 and 1 both mean single-threaded. More workers
+/// than cores would only take turns on them; libzstd writes the same bytes with any number of
+/// workers from 1 up, so the count is capped at the cores without changing the output.
+unsafe fn workers(env: Env, value: Value) -> Result<u32, Failure> {
+  let requested = unsafe { integer(env, value, "options.workers", 0.0, mt::max_workers() as f64)? } as u32;
+  if requested < 2 {
+    return Ok(0);
+  }
+  if !mt::available() {
+    return Err(Failure::Unsupported("this build of libzstd has no multi-threading"));
+  }
+  let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+  Ok(requested.min(cores.max(2)))
 }
 
 /// Reads the second argument of `decompress`/`decompressSync`: `{ maxOutputLength, signal }`.
@@ -142,17 +164,32 @@ pub unsafe fn read_decompress_options(env: Env, arg: Option<Value>) -> Result<De
   Ok(request)
 }
 
-/// Reads `configurePool`'s argument: `{ maxIdleContexts }`.
+pub struct PoolSettings {
+  pub max_idle_contexts: Option<usize>,
+  pub max_idle_multithreaded_contexts: Option<usize>,
+}
+
+/// Reads `configurePool`'s argument: `{ maxIdleContexts, maxIdleMultithreadedContexts }`.
 ///
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
-pub unsafe fn read_pool_options(env: Env, arg: Value, max_idle_limit: usize) -> Result<Option<usize>, Failure> {
+pub unsafe fn read_pool_options(env: Env, arg: Value, max_idle_limit: usize) -> Result<PoolSettings, Failure> {
   unsafe {
     expect_object(env, arg, "options", "an object of pool options")?;
-    match property(env, arg, c"maxIdleContexts")? {
-      None => Ok(None),
-      Some(value) => Ok(Some(integer(env, value, "options.maxIdleContexts", 0.0, max_idle_limit as f64)? as usize)),
-    }
+    let bounded = |key: &CStr, name: &'static str, max: f64| -> Result<Option<usize>, Failure> {
+      match property(env, arg, key)? {
+        None => Ok(None),
+        Some(value) => Ok(Some(integer(env, value, name, 0.0, max)? as usize)),
+      }
+    };
+    Ok(PoolSettings {
+      max_idle_contexts: bounded(c"maxIdleContexts", "options.maxIdleContexts", max_idle_limit as f64)?,
+      max_idle_multithreaded_contexts: bounded(
+        c"maxIdleMultithreadedContexts",
+        "options.maxIdleMultithreadedContexts",
+        MAX_IDLE_MULTITHREADED as f64,
+      )?,
+    })
   }
 }
 

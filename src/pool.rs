@@ -53,7 +53,7 @@ pub struct ContextPool<C: Context> {
   freed_over_bound: AtomicU64,
 }
 
-/// A snapshot of one pool's counters.
+/// A snapshot of one pool's (or the multi-threaded cache's) counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolCounters {
   pub created: u64,
@@ -79,7 +79,7 @@ impl<C: Context> ContextPool<C> {
   }
 
   /// An idle context if there is one, else a new one.
-  pub fn take(&self) -> Result<Lease<'_, C>, Failure> {
+  pub fn take(&self) -> Result<Lease<C, &Self>, Failure> {
     let context = match self.idle.pop() {
       Some(context) => {
         self.idle_count.fetch_sub(1, Ordering::AcqRel);
@@ -92,7 +92,7 @@ impl<C: Context> ContextPool<C> {
         context
       }
     };
-    Ok(Lease { context: Some(context), pool: self })
+    Ok(Lease::new(context, self))
   }
 
   fn give_back(&self, mut context: C) {
@@ -147,39 +147,59 @@ impl<C: Context> ContextPool<C> {
   }
 }
 
-/// A context on loan from a pool. [`Lease::give_back`] returns it after a successful use;
-/// a lease dropped without it (an error, a panic) frees the context instead, so that no
-/// half-finished state can reach the next call.
-pub struct Lease<'pool, C: Context> {
-  context: Option<C>,
-  pool: &'pool ContextPool<C>,
+/// Where a leased context goes back to: a pool, or the cache of multi-threaded contexts.
+pub trait Home<C> {
+  fn put_back(&self, context: C);
+  /// The lease ended without `give_back`: its context is being freed.
+  fn discard(&self);
 }
 
-impl<C: Context> Lease<'_, C> {
+impl<C: Context> Home<C> for &ContextPool<C> {
+  fn put_back(&self, context: C) {
+    self.give_back(context);
+  }
+  fn discard(&self) {
+    self.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+  }
+}
+
+/// A context on loan. [`Lease::give_back`] returns it after a successful use; a lease dropped
+/// without it (an error, a panic) frees the context instead, so that no half-finished state can
+/// reach the next call.
+pub struct Lease<C, H: Home<C>> {
+  context: Option<C>,
+  home: H,
+}
+
+impl<C, H: Home<C>> Lease<C, H> {
+  pub fn new(context: C, home: H) -> Self {
+    Self { context: Some(context), home }
+  }
+
   pub fn give_back(mut self) {
     if let Some(context) = self.context.take() {
-      self.pool.give_back(context);
+      self.home.put_back(context);
     }
   }
 }
 
-impl<C: Context> Deref for Lease<'_, C> {
+impl<C, H: Home<C>> Deref for Lease<C, H> {
   type Target = C;
   fn deref(&self) -> &C {
     self.context.as_ref().expect("a lease holds its context until it ends")
   }
 }
 
-impl<C: Context> DerefMut for Lease<'_, C> {
+impl<C, H: Home<C>> DerefMut for Lease<C, H> {
   fn deref_mut(&mut self) -> &mut C {
     self.context.as_mut().expect("a lease holds its context until it ends")
   }
 }
 
-impl<C: Context> Drop for Lease<'_, C> {
+impl<C, H: Home<C>> Drop for Lease<C, H> {
   fn drop(&mut self) {
     if self.context.take().is_some() {
-      self.pool.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+      self.home.discard();
     }
   }
 }

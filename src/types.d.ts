@@ -9,6 +9,13 @@ export interface CompressOptions {
   level?: number
   /** Append a 32-bit checksum of the content to the frame, checked on decompression. Default: false. */
   checksum?: boolean
+  /**
+   * libzstd worker threads for large inputs: from two of libzstd's jobs on (4 MiB at level 1, 16 MiB at level 3, 32 MiB at
+   * level 9); smaller inputs compress single-threaded, where threads cannot help. 0 and 1 mean
+   * single-threaded (one worker would only move the work to a thread the call then waits for). Each such call keeps one
+   * libuv thread waiting and runs `workers` threads of its own: keep `workers` at or below the number of cores. Default: 0.
+   */
+  workers?: number
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
   signal?: AbortSignal
 }
@@ -23,5 +30,7 @@ export interface DecompressOptions {
 export interface PoolOptions {
   /** How many idle contexts each pool keeps, 0 to 1024. 0 turns pooling off (a new context per call). Default: `UV_THREADPOOL_SIZE` (4 unless set) + the number of CPUs. */
   maxIdleContexts?: number
+  /** How many multi-threaded compression contexts stay cached with their worker threads, 0 to 64 (the least recently used go first). 0 starts fresh threads per call. Default: 2. */
+  maxIdleMultithreadedContexts?: number
 }
 
