@@ -218,6 +218,26 @@ export function writeReport({ major = '26', runs = 3 } = {}) {
   md.push('- `zstd-napi` keeps its prebuilt binaries on GitHub too; the setup compiles it from source with node-gyp against the local Node headers.')
   md.push('- Others surveyed but left out: `cppzst` (NAN, not ABI-stable: does not load on Node 26), `zstd-codec` and `zstddec` (return wrong output on common inputs), `simple-zstd` (spawns the `zstd` tool per call).')
   for (const { name, reason } of context.skipped) md.push(`- ${name}: ${reason}`)
+  const multithread = read(new URL('./results/multithread.json', import.meta.url))
+  if (multithread) {
+    md.push('', '## Multi-threaded compression (`workers`)', '')
+    md.push(
+      `One ${multithread.size >> 20} MiB input built from the corpus, \`compressSync\` on ${multithread.node}, ${multithread.cores} cores; median of 5 calls. ` +
+        '"Cached" is the default (the context and its worker threads are kept between calls); "fresh" sets `maxIdleMultithreadedContexts: 0`, so each call starts its threads anew. ' +
+        `Workers are capped at the cores${multithread.cores < 4 ? `, so 4 workers run as ${Math.max(2, multithread.cores)} here` : ''}; libzstd writes the same bytes with any number of workers.`,
+      '',
+    )
+    md.push('| level | workers | cached | fresh | speed-up from caching | speed-up from threads (cached vs 0 workers) |', '|---:|---:|---:|---:|---:|---:|')
+    for (const row of multithread.rows) {
+      const single = multithread.rows.find((other) => other.level === row.level && other.workers === 0).cached
+      md.push(
+        `| ${row.level} | ${row.workers} | ${row.cached.toFixed(1)} ms | ${row.workers ? `${row.fresh.toFixed(1)} ms` : '–'} | ${row.workers ? `${(row.fresh / row.cached).toFixed(2)}x` : '–'} | ${row.workers ? `${(single / row.cached).toFixed(2)}x` : '–'} |`,
+      )
+    }
+    md.push('', 'Memory a cached context holds (RSS after a call minus before it, in a process of its own; and what freeing it returned):', '')
+    for (const row of multithread.memory)
+      md.push(`- level ${row.level}, ${row.workers} workers: ${(row.held / 1e6).toFixed(1)} MB held, ${(row.freed / 1e6).toFixed(1)} MB returned when freed`)
+  }
   if (rust) {
     md.push('', '## The pool itself, from Rust (`cargo bench --bench pool`)', '')
     md.push('Per call, same payloads, no Node involved: libzstd with one reused context, through a context pool (take, use, reset, give back), and with a fresh context per call.', '')

@@ -28,8 +28,9 @@ pub fn pays(level: i32, len: usize) -> bool {
 }
 
 /// Idle multi-threaded contexts kept by default: each holds its worker threads and their
-/// buffers (several MiB per worker), so only the most recent few are kept.
-pub const DEFAULT_MAX_IDLE: usize = 2;
+/// buffers, 33 MB at level 3 and 56 MB at level 9 with 2 workers (`npm run bench`), so only
+/// the most recently used one is kept.
+pub const DEFAULT_MAX_IDLE: usize = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
