@@ -23,6 +23,11 @@ export interface CompressOptions {
 export interface DecompressOptions {
   /** Fail with a `RangeError` (`code: 'ERR_BUFFER_TOO_LARGE'`) rather than produce more than this many bytes. Default and maximum: `buffer.constants.MAX_LENGTH`. */
   maxOutputLength?: number
+  /**
+   * Refuse frames that need a window (history) larger than 2^windowLogMax bytes, 10 to 31. Default: 27 (128 MiB), libzstd's own
+   * limit. 23 (8 MiB) is what web browsers accept; frames written with `zstd --long=30` need 30.
+   */
+  windowLogMax?: number
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
   signal?: AbortSignal
 }

@@ -120,6 +120,22 @@ describe.each(Object.entries(paths))('%s', (_, run) => {
     await expect(run(modest)).rejects.toThrowError(expect.objectContaining({ code: expect.stringMatching(/^ZSTD_error_/) }))
   })
 
+  it('refuses frames needing a window above windowLogMax, naming the option', async () => {
+    // The zstd tool writes the window it was told to when it cannot see the input's size.
+    const data = corpusFile('urls.10K')
+    const window24 = Buffer.concat([
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (24 - 10) << 3]), // no content size, window 2^24
+      ...rawBlocks(data),
+    ])
+    await expect(run(window24, { windowLogMax: 23 })).rejects.toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_frameParameter_windowTooLarge', message: expect.stringMatching(/windowLogMax/) }),
+    )
+    expect((await run(window24)).equals(data)).toBe(true)
+    const sized = compressSync(data, 19)
+    await expect(run(sized, { windowLogMax: 10 })).rejects.toThrow(/raise the windowLogMax option/)
+    expect((await run(sized, { windowLogMax: 20 })).equals(data)).toBe(true)
+  })
+
   it('validates its options', async () => {
     const frame = compressSync('x')
     await expect(run(frame, 5)).rejects.toThrowError(expect.objectContaining({ name: 'TypeError' }))
@@ -129,22 +145,29 @@ describe.each(Object.entries(paths))('%s', (_, run) => {
       )
     }
     await expect(run(frame, { maxOutputLength: '10' })).rejects.toThrow(TypeError)
+    for (const windowLogMax of [9, 32, 27.5]) {
+      await expect(run(frame, { windowLogMax })).rejects.toThrowError(expect.objectContaining({ name: 'RangeError' }))
+    }
     await expect(run(123)).rejects.toThrow(TypeError)
   })
 })
 
+/** The blocks of a frame that stores `data` raw, 64 KiB a block. */
+function rawBlocks(data: Buffer): Buffer[] {
+  const blocks: Buffer[] = []
+  for (let offset = 0; offset < data.length; offset += 65536) {
+    const chunk = data.subarray(offset, offset + 65536)
+    const value = (offset + 65536 >= data.length ? 1 : 0) | (chunk.length << 3)
+    blocks.push(Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]), chunk)
+  }
+  return blocks
+}
+
 /** A frame without a content size, as streaming encoders write it (here: the zstd tool on a pipe). */
 function zstdFreeStreamFrame(data: Buffer): Buffer {
   if (skipWithoutZstdCli) {
-    // Without the tool, build one by hand: a raw block stream with no content size.
-    const blocks: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x50])]
-    for (let offset = 0; offset < data.length; offset += 65536) {
-      const chunk = data.subarray(offset, offset + 65536)
-      const last = offset + 65536 >= data.length ? 1 : 0
-      const value = last | (chunk.length << 3)
-      blocks.push(Buffer.from([value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]), chunk)
-    }
-    return Buffer.concat(blocks)
+    // Without the tool, build one by hand: raw blocks, no content size, a 1 MiB window.
+    return Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x50]), ...rawBlocks(data)])
   }
   return zstdPiped(['-3', '-c'], data)
 }
@@ -160,6 +183,7 @@ describe.skipIf(skipWithoutZstdCli)('frames written by the zstd tool', () => {
     'at --ultra -22': () => zstdOnFile(['--ultra', '-22'], data),
     'multi-threaded, small jobs': () => zstdPiped(['-T2', '-B262144', '-c'], textOfLength(3 << 20)),
     'with --long=24': () => zstdOnFile(['--long=24'], data),
+    'with --long=28 from a pipe (needs windowLogMax 28)': () => zstdPiped(['--long=28', '-c'], data),
     'concatenated': () => Buffer.concat([zstdOnFile(['-1'], data), zstdPiped(['-c'], data)]),
   }
 
@@ -167,8 +191,9 @@ describe.skipIf(skipWithoutZstdCli)('frames written by the zstd tool', () => {
     it(`decompresses a frame written ${mode}`, async () => {
       const frame = make()
       const expected = mode.startsWith('multi') ? textOfLength(3 << 20) : mode === 'concatenated' ? Buffer.concat([data, data]) : data
-      expect(decompressSync(frame).equals(expected)).toBe(true)
-      expect((await decompress(frame)).equals(expected)).toBe(true)
+      const options = mode.includes('windowLogMax 28') ? { windowLogMax: 28 } : {}
+      expect(decompressSync(frame, options).equals(expected)).toBe(true)
+      expect((await decompress(frame, options)).equals(expected)).toBe(true)
     })
   }
 

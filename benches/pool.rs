@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use zstd::zstd_safe::{CCtx, CParameter, DCtx};
 use zstd_pool::compress::{compress, CompressParams};
-use zstd_pool::decompress::{decompress_exact, plan_output, OutputPlan};
+use zstd_pool::decompress::{decompress_exact, plan_output, Limits, OutputPlan};
 use zstd_pool::pool::ContextPool;
 
 const LEVEL: i32 = 3;
@@ -51,7 +51,7 @@ fn main() {
   let all = corpus();
   let compressors: ContextPool<CCtx<'static>> = ContextPool::new(4);
   let decompressors: ContextPool<DCtx<'static>> = ContextPool::new(4);
-  let params = CompressParams { level: LEVEL, checksum: false };
+  let params = CompressParams { level: LEVEL, ..CompressParams::default() };
   let mut rows = Vec::new();
   let mut record = |op: &str, size: usize, variant: &str, micros: f64| {
     println!("{op:<10} {size:>8} {variant:<30} {micros:>10.2} µs");
@@ -87,7 +87,7 @@ fn main() {
     }));
     record("decompress", size, "through the pool", micros_per_call(|i| {
       let frame = &frames[i % n];
-      let OutputPlan::Exact(len) = plan_output(frame, usize::MAX).unwrap() else { panic!("frames record their size") };
+      let OutputPlan::Exact(len) = plan_output(frame, Limits::default()).unwrap() else { panic!("frames record their size") };
       let mut output = Vec::with_capacity(len);
       // SAFETY: decompress_exact writes every byte of the slice or fails.
       unsafe { output.set_len(len) };

@@ -1,9 +1,28 @@
 //! Decompression of whole inputs: one or more frames, with or without a recorded content size,
 //! skippable frames included, never producing more than a caller's limit.
 
-use zstd::zstd_safe::{self, DCtx, InBuffer, OutBuffer, WriteBuf};
+use zstd::zstd_safe::{self, DCtx, DParameter, InBuffer, OutBuffer, WriteBuf};
 
 use crate::error::Failure;
+
+/// libzstd's own default: frames needing a window above 128 MiB are refused unless asked for.
+pub const DEFAULT_WINDOW_LOG_MAX: u32 = 27;
+/// The window bounds libzstd accepts on 64-bit targets.
+pub const MIN_WINDOW_LOG_MAX: u32 = 10;
+pub const MAX_WINDOW_LOG_MAX: u32 = 31;
+
+/// What a decompression may cost: its output, and the window (history) a frame may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+  pub max_output_length: usize,
+  pub window_log_max: u32,
+}
+
+impl Default for Limits {
+  fn default() -> Self {
+    Self { max_output_length: usize::MAX, window_log_max: DEFAULT_WINDOW_LOG_MAX }
+  }
+}
 
 /// How a decompression sizes its output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +43,8 @@ struct FrameSizes {
   /// The most the frames' blocks can produce: raw and RLE blocks give their exact size, a
   /// compressed block at most the frame's block size.
   bound: u64,
+  /// The largest window a frame asks for.
+  window: u64,
 }
 
 /// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or
@@ -34,7 +55,7 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
   if input.is_empty() {
     return None;
   }
-  let mut sizes = FrameSizes { declared: Some(0), bound: 0 };
+  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0 };
   let mut rest = input;
   while !rest.is_empty() {
     let mut header: ZSTD_FrameHeader = unsafe { std::mem::zeroed() };
@@ -46,6 +67,7 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
       rest = rest.get(usize::try_from(header.frameContentSize).ok()?..)?;
       continue;
     }
+    sizes.window = sizes.window.max(header.windowSize);
     sizes.declared = match header.frameContentSize {
       size if size == ZSTD_CONTENTSIZE_UNKNOWN as u64 => None,
       size => sizes.declared.and_then(|sum| sum.checked_add(size)),
@@ -79,13 +101,20 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
 
 /// Sizes the output of decompressing `input` without trusting what a header merely claims:
 /// a declared size is used only if the input's blocks can produce that much.
-pub fn plan_output(input: &[u8], max_output_length: usize) -> Result<OutputPlan, Failure> {
+pub fn plan_output(input: &[u8], limits: Limits) -> Result<OutputPlan, Failure> {
+  let max_output_length = limits.max_output_length;
   let sizes = frame_sizes(input);
+  let declared = sizes.as_ref().and_then(|sizes| sizes.declared);
+  if let Some(declared) = declared.filter(|&declared| declared > max_output_length as u64) {
+    return Err(Failure::OutputTooLarge { limit: max_output_length, declared: Some(declared) });
+  }
+  // One-shot decoding needs no window buffer, but a frame is refused the same way whichever
+  // path decodes it (the growing path has libzstd check it).
+  if let Some(window) = sizes.as_ref().map(|sizes| sizes.window).filter(|&window| window > 1u64 << limits.window_log_max) {
+    return Err(Failure::WindowTooLarge { window, window_log_max: limits.window_log_max });
+  }
   let bound = sizes.as_ref().map_or(u64::MAX, |sizes| sizes.bound);
-  if let Some(declared) = sizes.and_then(|sizes| sizes.declared) {
-    if declared > max_output_length as u64 {
-      return Err(Failure::OutputTooLarge { limit: max_output_length, declared: Some(declared) });
-    }
+  if let Some(declared) = declared {
     if declared <= bound {
       return Ok(OutputPlan::Exact(declared as usize));
     }
@@ -116,7 +145,7 @@ fn run<C: WriteBuf + ?Sized>(
 ) -> Result<Stop, Failure> {
   loop {
     let (input_before, output_before) = (input.pos(), output.pos());
-    let hint = dctx.decompress_stream(output, input).map_err(Failure::Zstd)?;
+    let hint = dctx.decompress_stream(output, input).map_err(decode_error)?;
     let input_done = input.pos() == input.src.len();
     if hint == 0 && input_done {
       return Ok(Stop::Finished);
@@ -138,21 +167,18 @@ pub fn decompress_exact(dctx: &mut DCtx<'static>, input: &[u8], output: &mut [u8
   let expected = output.len();
   match dctx.decompress(output, input) {
     Ok(written) if written == expected => Ok(()),
-    // libzstd checks each frame against its declared size, so this only happens if a frame
-    // ends early without saying so; report it as the corruption it is.
+    // The frames hold more or less than they declare: corrupt, whatever libzstd noticed first
+    // (with an exact-size output, more shows up as "destination buffer is too small").
     Ok(_) => Err(Failure::Zstd(corruption_code())),
-    Err(code) => Err(Failure::Zstd(code)),
+    Err(code) => Err(decode_error(code)),
   }
 }
 
 /// Decompresses into a buffer that starts at `initial` bytes and doubles, failing as soon as
-/// the output would pass `max_output_length`.
-pub fn decompress_growable(
-  dctx: &mut DCtx<'static>,
-  input: &[u8],
-  initial: usize,
-  max_output_length: usize,
-) -> Result<Vec<u8>, Failure> {
+/// the output would pass the limit.
+pub fn decompress_growable(dctx: &mut DCtx<'static>, input: &[u8], initial: usize, limits: Limits) -> Result<Vec<u8>, Failure> {
+  let max_output_length = limits.max_output_length;
+  dctx.set_parameter(DParameter::WindowLogMax(limits.window_log_max)).map_err(Failure::Zstd)?;
   // One byte past the limit tells "exactly at the limit" from "over it".
   let capacity_limit = max_output_length.saturating_add(1);
   let mut output: Vec<u8> = Vec::new();
@@ -174,10 +200,36 @@ pub fn decompress_growable(
   }
 }
 
+/// Decompresses into a new native buffer: the whole path, as the addon takes it, minus the
+/// JavaScript Buffers (for tests, benches and the fuzzer).
+pub fn decompress_to_vec(dctx: &mut DCtx<'static>, input: &[u8], limits: Limits) -> Result<Vec<u8>, Failure> {
+  match plan_output(input, limits)? {
+    OutputPlan::Exact(len) => {
+      let mut output = Vec::new();
+      reserve_to(&mut output, len)?;
+      output.resize(len, 0);
+      decompress_exact(dctx, input, &mut output)?;
+      Ok(output)
+    }
+    OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits),
+  }
+}
+
 fn reserve_to(output: &mut Vec<u8>, capacity: usize) -> Result<(), Failure> {
   output
     .try_reserve_exact(capacity.saturating_sub(output.len()))
     .map_err(|_| Failure::OutOfMemory { bytes: capacity })
+}
+
+/// A libzstd decoding error as reported: a frame that holds more than it declares shows up as
+/// "destination buffer is too small" (the output was sized from the declaration), which is
+/// corruption of the input, not a mistake of the caller's.
+fn decode_error(code: usize) -> Failure {
+  use zstd_safe::zstd_sys::{ZSTD_ErrorCode, ZSTD_getErrorCode};
+  if unsafe { ZSTD_getErrorCode(code) } == ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall {
+    return Failure::Zstd(corruption_code());
+  }
+  Failure::Zstd(code)
 }
 
 fn corruption_code() -> usize {
@@ -195,15 +247,11 @@ mod tests {
   }
 
   fn decompress_all(input: &[u8], limit: usize) -> Result<Vec<u8>, Failure> {
-    let mut dctx = DCtx::create();
-    match plan_output(input, limit)? {
-      OutputPlan::Exact(len) => {
-        let mut output = vec![0u8; len];
-        decompress_exact(&mut dctx, input, &mut output)?;
-        Ok(output)
-      }
-      OutputPlan::Growable(initial) => decompress_growable(&mut dctx, input, initial, limit),
-    }
+    decompress_to_vec(&mut DCtx::create(), input, Limits { max_output_length: limit, ..Limits::default() })
+  }
+
+  fn unlimited() -> Limits {
+    Limits::default()
   }
 
   /// A frame without a recorded content size, as a streaming encoder writes it.
@@ -231,7 +279,7 @@ mod tests {
   fn sizes_the_output_exactly_when_frames_declare_it() {
     let data = text(300_000);
     let frame = zstd::bulk::compress(&data, 3).unwrap();
-    assert_eq!(plan_output(&frame, usize::MAX).unwrap(), OutputPlan::Exact(300_000));
+    assert_eq!(plan_output(&frame, unlimited()).unwrap(), OutputPlan::Exact(300_000));
     assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
   }
 
@@ -239,7 +287,7 @@ mod tests {
   fn grows_the_output_for_frames_without_a_content_size() {
     let data = text(3_000_000);
     let frame = streamed_frame(&data);
-    assert!(matches!(plan_output(&frame, usize::MAX).unwrap(), OutputPlan::Growable(_)));
+    assert!(matches!(plan_output(&frame, unlimited()).unwrap(), OutputPlan::Growable(_)));
     assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
   }
 
@@ -287,9 +335,23 @@ mod tests {
     input.extend_from_slice(&(1u64 << 40).to_le_bytes());
     input.extend_from_slice(&[0x09, 0x00, 0x00, b'x']);
     assert!(matches!(decompress_all(&input, 1 << 20), Err(Failure::OutputTooLarge { .. })));
-    assert_eq!(frame_sizes(&input), Some(FrameSizes { declared: Some(1 << 40), bound: 1 }));
-    assert_eq!(plan_output(&input, usize::MAX).unwrap(), OutputPlan::Growable(1));
-    assert!(matches!(decompress_all(&input, usize::MAX), Err(Failure::Zstd(_))));
+    assert_eq!(frame_sizes(&input), Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40 }));
+    assert!(matches!(plan_output(&input, unlimited()), Err(Failure::WindowTooLarge { .. })));
+    let wide_open = Limits { window_log_max: MAX_WINDOW_LOG_MAX, ..unlimited() };
+    assert!(matches!(plan_output(&input, wide_open), Err(Failure::WindowTooLarge { .. })));
+  }
+
+  #[test]
+  fn refuses_windows_above_window_log_max_on_both_paths() {
+    let data = text(3 << 20);
+    let declared = zstd::bulk::compress(&data, 19).unwrap();
+    let undeclared = streamed_frame(&data);
+    for frame in [&declared, &undeclared] {
+      let strict = Limits { window_log_max: 20, ..unlimited() };
+      let refused = decompress_to_vec(&mut DCtx::create(), frame, strict);
+      assert!(matches!(refused, Err(Failure::WindowTooLarge { .. }) | Err(Failure::Zstd(_))), "{refused:?}");
+      assert_eq!(decompress_to_vec(&mut DCtx::create(), frame, unlimited()).unwrap(), data);
+    }
   }
 
   #[test]

@@ -15,6 +15,8 @@ pub enum Failure {
   Truncated,
   /// The decompressed data is, or declares itself, larger than `maxOutputLength`.
   OutputTooLarge { limit: usize, declared: Option<u64> },
+  /// A frame asks for a window larger than `windowLogMax` allows.
+  WindowTooLarge { window: u64, window_log_max: u32 },
   /// An allocation of `bytes` failed; reported instead of aborting the process.
   OutOfMemory { bytes: usize },
   /// libzstd could not allocate a new context.
@@ -42,10 +44,18 @@ enum ErrorClass {
 impl Failure {
   fn class_code_message(&self) -> (ErrorClass, String, String) {
     match self {
-      Failure::Zstd(code) => (
+      Failure::Zstd(code) => {
+        let name = zstd_error_code_name(*code);
+        let hint = if name == "ZSTD_error_frameParameter_windowTooLarge" { " (raise the windowLogMax option to decode it)" } else { "" };
+        (ErrorClass::Error, name.to_owned(), format!("zstd: {}{hint}", zstd::zstd_safe::get_error_name(*code)))
+      }
+      Failure::WindowTooLarge { window, window_log_max } => (
         ErrorClass::Error,
-        zstd_error_code_name(*code).to_owned(),
-        format!("zstd: {}", zstd::zstd_safe::get_error_name(*code)),
+        "ZSTD_error_frameParameter_windowTooLarge".to_owned(),
+        format!(
+          "zstd: a frame needs a window of {window} bytes, more than windowLogMax ({window_log_max}, {} bytes) allows; raise the windowLogMax option to decode it",
+          1u64 << window_log_max
+        ),
       ),
       Failure::Truncated => (
         ErrorClass::Error,

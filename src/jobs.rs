@@ -4,7 +4,7 @@
 use napi::sys;
 
 use crate::compress::{self, CompressParams};
-use crate::decompress::{self, OutputPlan};
+use crate::decompress::{self, Limits, OutputPlan};
 use crate::error::Failure;
 use crate::input::Input;
 use crate::js::{self, Env, Value};
@@ -85,7 +85,7 @@ enum Destination {
 
 pub struct DecompressJob {
   input: Input,
-  max_output_length: usize,
+  limits: Limits,
   destination: Destination,
 }
 
@@ -104,8 +104,8 @@ impl DecompressJob {
   ///
   /// # Safety
   /// Must run on the JavaScript thread that owns `env`.
-  pub unsafe fn new(env: Env, input: Input, max_output_length: usize, inline: bool) -> Result<Self, Failure> {
-    let destination = match decompress::plan_output(input.as_slice(), max_output_length)? {
+  pub unsafe fn new(env: Env, input: Input, limits: Limits, inline: bool) -> Result<Self, Failure> {
+    let destination = match decompress::plan_output(input.as_slice(), limits)? {
       OutputPlan::Exact(len) => {
         let buffer = if inline { Some(unsafe { output::new_buffer(env, len)? }) } else { unsafe { output::new_private_buffer(env, len)? } };
         match buffer {
@@ -115,7 +115,7 @@ impl DecompressJob {
       }
       OutputPlan::Growable(initial) => Destination::Growable { initial },
     };
-    Ok(Self { input, max_output_length, destination })
+    Ok(Self { input, limits, destination })
   }
 }
 
@@ -138,7 +138,7 @@ impl Job for DecompressJob {
         Decompressed::Native(output)
       }
       Destination::Growable { initial } => {
-        Decompressed::Native(decompress::decompress_growable(&mut dctx, input, initial, self.max_output_length)?)
+        Decompressed::Native(decompress::decompress_growable(&mut dctx, input, initial, self.limits)?)
       }
     };
     dctx.give_back();

@@ -91,7 +91,7 @@ pub fn decompress_sync(env: Env, data: Unknown, options: Option<Unknown>) -> Res
   let result = unsafe {
     options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.max_output_length, true)?)
+      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.limits, true)?)
     })
   };
   finish(&env, result)
@@ -104,7 +104,7 @@ pub fn decompress(env: Env, data: Unknown, options: Option<Unknown>) -> Result<J
   let result = unsafe {
     options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      let job = DecompressJob::new(env_raw, input, request.max_output_length, false)?;
+      let job = DecompressJob::new(env_raw, input, request.limits, false)?;
       task::run_async(env_raw, job, request.signal)
     })
   };

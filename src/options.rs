@@ -8,6 +8,7 @@ use napi::sys::ValueType;
 use once_cell::sync::OnceCell;
 
 use crate::compress::CompressParams;
+use crate::decompress::{Limits, MAX_WINDOW_LOG_MAX, MIN_WINDOW_LOG_MAX};
 use crate::error::Failure;
 use crate::js::{self, Env, Value};
 use crate::mt;
@@ -25,7 +26,7 @@ pub struct CompressRequest {
 }
 
 pub struct DecompressRequest {
-  pub max_output_length: usize,
+  pub limits: Limits,
   pub signal: Option<Value>,
 }
 
@@ -143,13 +144,13 @@ unsafe fn workers(env: Env, value: Value) -> Result<u32, Failure> {
   Ok(requested.min(cores.max(2)))
 }
 
-/// Reads the second argument of `decompress`/`decompressSync`: `{ maxOutputLength, signal }`.
+/// Reads the second argument of `decompress`/`decompressSync`: `{ maxOutputLength, windowLogMax, signal }`.
 ///
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
 pub unsafe fn read_decompress_options(env: Env, arg: Option<Value>) -> Result<DecompressRequest, Failure> {
   let max_length = unsafe { max_buffer_length(env) };
-  let mut request = DecompressRequest { max_output_length: max_length, signal: None };
+  let mut request = DecompressRequest { limits: Limits { max_output_length: max_length, ..Limits::default() }, signal: None };
   if unsafe { is_absent(env, arg)? } {
     return Ok(request);
   }
@@ -157,7 +158,11 @@ pub unsafe fn read_decompress_options(env: Env, arg: Option<Value>) -> Result<De
   unsafe {
     expect_object(env, arg, "options", "an object of decompress options")?;
     if let Some(value) = property(env, arg, c"maxOutputLength")? {
-      request.max_output_length = integer(env, value, "options.maxOutputLength", 1.0, max_length as f64)? as usize;
+      request.limits.max_output_length = integer(env, value, "options.maxOutputLength", 1.0, max_length as f64)? as usize;
+    }
+    if let Some(value) = property(env, arg, c"windowLogMax")? {
+      request.limits.window_log_max =
+        integer(env, value, "options.windowLogMax", MIN_WINDOW_LOG_MAX as f64, MAX_WINDOW_LOG_MAX as f64)? as u32;
     }
     request.signal = signal(env, arg)?;
   }
