@@ -20,7 +20,7 @@ pub enum Input {
 }
 
 // SAFETY: a Borrowed input is only read on the JavaScript thread during the call that made
-// it; only Owned inputs reach other threads (see `Input::into_owned`).
+// it; only Owned inputs reach other threads (see `Input::own`).
 unsafe impl Send for Input {}
 
 impl Input {
@@ -32,18 +32,16 @@ impl Input {
     }
   }
 
-  /// The input as memory of our own, copying it if it is JavaScript memory.
-  pub fn into_owned(self) -> Result<Input, Failure> {
-    match self {
-      Input::Owned(_) => Ok(self),
-      Input::Borrowed { .. } => {
-        let bytes = self.as_slice();
-        let mut copy = Vec::new();
-        copy.try_reserve_exact(bytes.len()).map_err(|_| Failure::OutOfMemory { bytes: bytes.len() })?;
-        copy.extend_from_slice(bytes);
-        Ok(Input::Owned(copy))
-      }
+  /// Makes the input memory of our own, copying it if it is JavaScript memory.
+  pub fn own(&mut self) -> Result<(), Failure> {
+    if let Input::Borrowed { .. } = self {
+      let bytes = self.as_slice();
+      let mut copy = Vec::new();
+      copy.try_reserve_exact(bytes.len()).map_err(|_| Failure::OutOfMemory { bytes: bytes.len() })?;
+      copy.extend_from_slice(bytes);
+      *self = Input::Owned(copy);
     }
+    Ok(())
   }
 }
 

@@ -49,8 +49,7 @@ impl Job for CompressJob {
   }
 
   unsafe fn detach(&mut self, _env: Env) -> Result<(), Failure> {
-    self.input = std::mem::replace(&mut self.input, Input::Owned(Vec::new())).into_owned()?;
-    Ok(())
+    self.input.own()
   }
 
   unsafe fn release(&mut self, _env: Env) {}
@@ -160,7 +159,7 @@ impl Job for DecompressJob {
   }
 
   unsafe fn detach(&mut self, env: Env) -> Result<(), Failure> {
-    self.input = std::mem::replace(&mut self.input, Input::Owned(Vec::new())).into_owned()?;
+    self.input.own()?;
     if let Destination::Preallocated { buffer, reference, .. } = &mut self.destination {
       *reference = unsafe { js::reference(env, *buffer)? };
     }

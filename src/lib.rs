@@ -1,7 +1,7 @@
 //! zstd-pool: zstd for Node.js through pooled compression and decompression contexts.
 //! This file holds only the exports; each module below does one job.
 
-// The codecs and the pool are plain Rust, public for benches/pool.rs.
+// The codecs and the pools are plain Rust, public for benches/ and the fuzzer (fuzz/).
 pub mod compress;
 pub mod decompress;
 mod env_state;
