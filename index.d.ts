@@ -16,6 +16,8 @@ export interface CompressOptions {
    * libuv thread waiting and runs `workers` threads of its own: keep `workers` at or below the number of cores. Default: 0.
    */
   workers?: number
+  /** Compress with this dictionary; the frame records its ID, and decompressing it needs the same dictionary. */
+  dictionary?: Dictionary
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
   signal?: AbortSignal
 }
@@ -28,8 +30,17 @@ export interface DecompressOptions {
    * limit. 23 (8 MiB) is what web browsers accept; frames written with `zstd --long=30` need 30.
    */
   windowLogMax?: number
+  /** The dictionary the frames were made with. Frames that record another dictionary's ID fail, naming the ID they need. */
+  dictionary?: Dictionary
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
   signal?: AbortSignal
+}
+
+export interface TrainOptions {
+  /** The largest dictionary to make, in bytes, 256 to 2^30. Default: 112640 (110 KiB, as the zstd tool). */
+  size?: number
+  /** The compression level to tune the dictionary for. Default: 3. */
+  level?: number
 }
 
 export interface PoolOptions {
@@ -47,6 +58,20 @@ export interface PoolOptions {
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
+ * A zstd dictionary (from `trainDictionary`, or `zstd --train`), prepared once for any number
+ * of calls on any thread. Pass it as the `dictionary` option of the compress and decompress
+ * functions; frames made with it need it to be decompressed.
+ */
+export declare class Dictionary {
+  /** Prepares `data` (its bytes are copied). Fails if it is empty or its tables are corrupt. */
+  constructor(data: Input)
+  /** The dictionary ID that frames made with it record; 0 for raw content, which has none. */
+  get id(): number
+  /** The dictionary's size in bytes. */
+  get size(): number
+}
 
 /** Compresses `data` on the libuv threadpool; see `compressSync`. */
 export declare function compress(data: Input, level?: number | CompressOptions): Promise<Buffer>
@@ -109,3 +134,9 @@ export interface PoolStats {
   /** Multi-threaded compression contexts (`workers`), cached with their worker threads. */
   multithreaded: ContextPoolStats
 }
+
+/**
+ * Trains a dictionary on `samples` (typically thousands of small, similar records, about 100
+ * times the dictionary size in all) for `new Dictionary(...)` or `zstd -D`.
+ */
+export declare function trainDictionary(samples: Input[], options?: TrainOptions): Buffer

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Dictionary = nativeBinding.Dictionary
 module.exports.compress = nativeBinding.compress
 module.exports.compressSync = nativeBinding.compressSync
 module.exports.configurePool = nativeBinding.configurePool
@@ -844,3 +845,4 @@ module.exports.DEFAULT_LEVEL = nativeBinding.DEFAULT_LEVEL
 module.exports.MAX_LEVEL = nativeBinding.MAX_LEVEL
 module.exports.MIN_LEVEL = nativeBinding.MIN_LEVEL
 module.exports.poolStats = nativeBinding.poolStats
+module.exports.trainDictionary = nativeBinding.trainDictionary

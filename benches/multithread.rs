@@ -19,7 +19,7 @@ fn millis(cctx: &mut CCtx<'static>, input: &[u8], params: CompressParams) -> f64
   let mut times: Vec<f64> = (0..5)
     .map(|_| {
       let start = Instant::now();
-      std::hint::black_box(compress(cctx, input, params).unwrap());
+      std::hint::black_box(compress(cctx, input, params, None).unwrap());
       cctx.reset(zstd::zstd_safe::ResetDirective::SessionAndParameters).unwrap();
       start.elapsed().as_secs_f64() * 1e3
     })

@@ -71,7 +71,7 @@ fn main() {
     }));
     record("compress", size, "through the pool", micros_per_call(|i| {
       let mut cctx = compressors.take().unwrap();
-      black_box(compress(&mut cctx, &inputs[i % n], params).unwrap());
+      black_box(compress(&mut cctx, &inputs[i % n], params, None).unwrap());
       cctx.give_back();
     }));
     record("compress", size, "fresh context per call", micros_per_call(|i| {
@@ -87,12 +87,12 @@ fn main() {
     }));
     record("decompress", size, "through the pool", micros_per_call(|i| {
       let frame = &frames[i % n];
-      let OutputPlan::Exact(len) = plan_output(frame, Limits::default()).unwrap() else { panic!("frames record their size") };
+      let OutputPlan::Exact(len) = plan_output(frame, Limits::default(), None).unwrap() else { panic!("frames record their size") };
       let mut output = Vec::with_capacity(len);
       // SAFETY: decompress_exact writes every byte of the slice or fails.
       unsafe { output.set_len(len) };
       let mut dctx = decompressors.take().unwrap();
-      decompress_exact(&mut dctx, frame, &mut output).unwrap();
+      decompress_exact(&mut dctx, frame, &mut output, None).unwrap();
       dctx.give_back();
       black_box(output);
     }));

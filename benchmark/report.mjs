@@ -238,6 +238,23 @@ export function writeReport({ major = '26', runs = 3 } = {}) {
     for (const row of multithread.memory)
       md.push(`- level ${row.level}, ${row.workers} workers: ${(row.held / 1e6).toFixed(1)} MB held, ${(row.freed / 1e6).toFixed(1)} MB returned when freed`)
   }
+  const dictionary = read(new URL('./results/dictionary.json', import.meta.url))
+  if (dictionary) {
+    md.push('', '## Dictionaries', '')
+    md.push(
+      `${dictionary.records} JSON records of ${Math.round(dictionary.average)} bytes on average, level 3, sync calls on ${dictionary.node}; ` +
+        `a ${dictionary.dictionarySize}-byte dictionary trained on 5000 other records by \`trainDictionary\` (${dictionary.trainMs.toFixed(0)} ms).`,
+      '',
+      '| | ratio | compress | decompress |',
+      '|---|---:|---:|---:|',
+    )
+    for (const row of dictionary.rows) md.push(`| ${row.name} | ${row.ratio.toFixed(2)} | ${timeLabel(row.compress)} | ${timeLabel(row.decompress)} |`)
+    md.push(
+      '',
+      `Building a \`Dictionary\` (digesting it for decompression and for level 3) takes ${timeLabel(dictionary.build)}; a call that builds its own ` +
+        `takes ${timeLabel(dictionary.buildAndUse)} instead of ${timeLabel(dictionary.rows[1].compress)}: build it once and reuse it.`,
+    )
+  }
   if (rust) {
     md.push('', '## The pool itself, from Rust (`cargo bench --bench pool`)', '')
     md.push('Per call, same payloads, no Node involved: libzstd with one reused context, through a context pool (take, use, reset, give back), and with a fresh context per call.', '')

@@ -1,6 +1,7 @@
 // `npm run bench`: installs the peers, measures raw libzstd and the pool from Rust (benches/pool.rs),
 // runs the suite (benchmark/zstd.bench.ts) on the newest Node (the only one with node:zlib zstd),
-// measures multi-threaded compression (benchmark/multithread.mjs), then writes
+// measures multi-threaded compression and dictionaries (benchmark/multithread.mjs,
+// benchmark/dictionary.mjs), then writes
 // benchmark/RESULTS.md and benchmark/chart.svg.
 // BENCH_NODE=current runs it on the Node that runs this script instead; BENCH_RUNS sets how many
 // complete runs each cell's median is taken over (3).
@@ -34,5 +35,7 @@ for (let run = 1; run <= runs; run++) {
 if (!process.env.BENCH_MODES) {
   console.log('Measuring multi-threaded compression (benchmark/multithread.mjs) ...')
   execFileSync(node, ['--expose-gc', 'benchmark/multithread.mjs'], { cwd: root, stdio: 'inherit' })
+  console.log('Measuring dictionaries (benchmark/dictionary.mjs) ...')
+  execFileSync(node, ['benchmark/dictionary.mjs'], { cwd: root, stdio: 'inherit' })
 }
 writeReport({ major, runs })

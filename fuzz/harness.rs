@@ -153,7 +153,7 @@ pub struct Report {
 pub fn check(pool: &ContextPool<DCtx<'static>>, input: &[u8], limits: Limits, expected: Option<&[u8]>, report: &mut Report) {
   report.executions += 1;
   let mut dctx = pool.take().expect("a context");
-  match decompress_to_vec(&mut dctx, input, limits) {
+  match decompress_to_vec(&mut dctx, input, limits, None) {
     Ok(output) => {
       dctx.give_back();
       assert!(output.len() <= limits.max_output_length, "output over the limit");

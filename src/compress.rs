@@ -1,6 +1,6 @@
 //! One-shot compression of a byte slice into a standard zstd frame.
 
-use zstd::zstd_safe::{self, CCtx, CParameter};
+use zstd::zstd_safe::{self, CCtx, CDict, CParameter};
 
 use crate::error::Failure;
 
@@ -25,7 +25,20 @@ impl Default for CompressParams {
 /// its output up front.
 ///
 /// `cctx` must be clean (fresh, or reset with its parameters); on error it must be discarded.
-pub fn compress(cctx: &mut CCtx<'static>, input: &[u8], params: CompressParams) -> Result<Vec<u8>, Failure> {
+/// With a dictionary, `cctx` must be reset or freed before `dictionary` is dropped (giving a
+/// pooled context back resets it).
+pub fn compress(
+  cctx: &mut CCtx<'static>,
+  input: &[u8],
+  params: CompressParams,
+  dictionary: Option<&CDict<'static>>,
+) -> Result<Vec<u8>, Failure> {
+  if let Some(cdict) = dictionary {
+    // SAFETY: the context only refers to the dictionary until it is reset or freed, which the
+    // caller does before the dictionary goes (see above).
+    let cdict: &'static CDict<'static> = unsafe { &*std::ptr::from_ref(cdict) };
+    cctx.ref_cdict(cdict).map_err(Failure::Zstd)?;
+  }
   cctx.set_parameter(CParameter::CompressionLevel(params.level)).map_err(Failure::Zstd)?;
   cctx.set_parameter(CParameter::ChecksumFlag(params.checksum)).map_err(Failure::Zstd)?;
   if params.workers > 0 {
@@ -52,7 +65,7 @@ mod tests {
   fn frames_record_their_content_size() {
     let mut cctx = CCtx::create();
     let input = sample(100_000);
-    let frame = compress(&mut cctx, &input, CompressParams::default()).unwrap();
+    let frame = compress(&mut cctx, &input, CompressParams::default(), None).unwrap();
     assert_eq!(zstd_safe::get_frame_content_size(&frame).unwrap(), Some(100_000));
     assert_eq!(zstd::decode_all(&frame[..]).unwrap(), input);
   }
@@ -61,17 +74,17 @@ mod tests {
   fn a_reset_context_gives_the_same_bytes_as_a_fresh_one() {
     let input = sample(50_000);
     let mut reused = CCtx::create();
-    compress(&mut reused, &sample(7_000), CompressParams { level: 19, checksum: true, workers: 0 }).unwrap();
+    compress(&mut reused, &sample(7_000), CompressParams { level: 19, checksum: true, workers: 0 }, None).unwrap();
     reused.reset(zstd_safe::ResetDirective::SessionAndParameters).unwrap();
-    let from_reused = compress(&mut reused, &input, CompressParams::default()).unwrap();
-    let from_fresh = compress(&mut CCtx::create(), &input, CompressParams::default()).unwrap();
+    let from_reused = compress(&mut reused, &input, CompressParams::default(), None).unwrap();
+    let from_fresh = compress(&mut CCtx::create(), &input, CompressParams::default(), None).unwrap();
     assert_eq!(from_reused, from_fresh);
   }
 
   #[test]
   fn rejects_levels_libzstd_rejects_nothing_silently() {
     let mut cctx = CCtx::create();
-    let frame = compress(&mut cctx, b"", CompressParams { level: -5, checksum: true, workers: 0 }).unwrap();
+    let frame = compress(&mut cctx, b"", CompressParams { level: -5, checksum: true, workers: 0 }, None).unwrap();
     assert_eq!(zstd::decode_all(&frame[..]).unwrap(), b"");
   }
 }

@@ -1,8 +1,9 @@
 //! Decompression of whole inputs: one or more frames, with or without a recorded content size,
 //! skippable frames included, never producing more than a caller's limit.
 
-use zstd::zstd_safe::{self, DCtx, DParameter, InBuffer, OutBuffer, WriteBuf};
+use zstd::zstd_safe::{self, DCtx, DDict, DParameter, InBuffer, OutBuffer, WriteBuf};
 
+use crate::dict::Prepared;
 use crate::error::Failure;
 
 /// libzstd's own default: frames needing a window above 128 MiB are refused unless asked for.
@@ -45,6 +46,8 @@ struct FrameSizes {
   bound: u64,
   /// The largest window a frame asks for.
   window: u64,
+  /// The dictionary some frame was made with, if any.
+  dictionary: Option<u32>,
 }
 
 /// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or
@@ -55,7 +58,7 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
   if input.is_empty() {
     return None;
   }
-  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0 };
+  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None };
   let mut rest = input;
   while !rest.is_empty() {
     let mut header: ZSTD_FrameHeader = unsafe { std::mem::zeroed() };
@@ -68,6 +71,9 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
       continue;
     }
     sizes.window = sizes.window.max(header.windowSize);
+    if header.dictID != 0 {
+      sizes.dictionary.get_or_insert(header.dictID);
+    }
     sizes.declared = match header.frameContentSize {
       size if size == ZSTD_CONTENTSIZE_UNKNOWN as u64 => None,
       size => sizes.declared.and_then(|sum| sum.checked_add(size)),
@@ -101,9 +107,16 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
 
 /// Sizes the output of decompressing `input` without trusting what a header merely claims:
 /// a declared size is used only if the input's blocks can produce that much.
-pub fn plan_output(input: &[u8], limits: Limits) -> Result<OutputPlan, Failure> {
+/// A frame made with a dictionary is refused up front, naming it, unless that dictionary is given.
+pub fn plan_output(input: &[u8], limits: Limits, dictionary: Option<&Prepared>) -> Result<OutputPlan, Failure> {
   let max_output_length = limits.max_output_length;
   let sizes = frame_sizes(input);
+  if let Some(needed) = sizes.as_ref().and_then(|sizes| sizes.dictionary) {
+    let given = dictionary.map(Prepared::id);
+    if given != Some(needed) {
+      return Err(Failure::DictionaryMismatch { needed, given });
+    }
+  }
   let declared = sizes.as_ref().and_then(|sizes| sizes.declared);
   if let Some(declared) = declared.filter(|&declared| declared > max_output_length as u64) {
     return Err(Failure::OutputTooLarge { limit: max_output_length, declared: Some(declared) });
@@ -163,7 +176,13 @@ fn run<C: WriteBuf + ?Sized>(
 ///
 /// [`plan_output`] has checked that the input is a sequence of complete frames, so one-shot
 /// decoding applies: it decodes straight into `output`, with no window buffer and no copy.
-pub fn decompress_exact(dctx: &mut DCtx<'static>, input: &[u8], output: &mut [u8]) -> Result<(), Failure> {
+pub fn decompress_exact(
+  dctx: &mut DCtx<'static>,
+  input: &[u8],
+  output: &mut [u8],
+  dictionary: Option<&DDict<'static>>,
+) -> Result<(), Failure> {
+  use_dictionary(dctx, dictionary)?;
   let expected = output.len();
   match dctx.decompress(output, input) {
     Ok(written) if written == expected => Ok(()),
@@ -176,7 +195,14 @@ pub fn decompress_exact(dctx: &mut DCtx<'static>, input: &[u8], output: &mut [u8
 
 /// Decompresses into a buffer that starts at `initial` bytes and doubles, failing as soon as
 /// the output would pass the limit.
-pub fn decompress_growable(dctx: &mut DCtx<'static>, input: &[u8], initial: usize, limits: Limits) -> Result<Vec<u8>, Failure> {
+pub fn decompress_growable(
+  dctx: &mut DCtx<'static>,
+  input: &[u8],
+  initial: usize,
+  limits: Limits,
+  dictionary: Option<&DDict<'static>>,
+) -> Result<Vec<u8>, Failure> {
+  use_dictionary(dctx, dictionary)?;
   let max_output_length = limits.max_output_length;
   dctx.set_parameter(DParameter::WindowLogMax(limits.window_log_max)).map_err(Failure::Zstd)?;
   // One byte past the limit tells "exactly at the limit" from "over it".
@@ -200,18 +226,36 @@ pub fn decompress_growable(dctx: &mut DCtx<'static>, input: &[u8], initial: usiz
   }
 }
 
+/// Makes `dctx` decode with `dictionary`. The context must be reset or freed before the
+/// dictionary is dropped (giving a pooled context back resets it).
+fn use_dictionary(dctx: &mut DCtx<'static>, dictionary: Option<&DDict<'static>>) -> Result<(), Failure> {
+  if let Some(ddict) = dictionary {
+    // SAFETY: the context only refers to the dictionary until it is reset or freed, which the
+    // caller does before the dictionary goes (see above).
+    let ddict: &'static DDict<'static> = unsafe { &*std::ptr::from_ref(ddict) };
+    dctx.ref_ddict(ddict).map_err(Failure::Zstd)?;
+  }
+  Ok(())
+}
+
 /// Decompresses into a new native buffer: the whole path, as the addon takes it, minus the
 /// JavaScript Buffers (for tests, benches and the fuzzer).
-pub fn decompress_to_vec(dctx: &mut DCtx<'static>, input: &[u8], limits: Limits) -> Result<Vec<u8>, Failure> {
-  match plan_output(input, limits)? {
+pub fn decompress_to_vec(
+  dctx: &mut DCtx<'static>,
+  input: &[u8],
+  limits: Limits,
+  dictionary: Option<&Prepared>,
+) -> Result<Vec<u8>, Failure> {
+  let ddict = dictionary.map(Prepared::ddict);
+  match plan_output(input, limits, dictionary)? {
     OutputPlan::Exact(len) => {
       let mut output = Vec::new();
       reserve_to(&mut output, len)?;
       output.resize(len, 0);
-      decompress_exact(dctx, input, &mut output)?;
+      decompress_exact(dctx, input, &mut output, ddict)?;
       Ok(output)
     }
-    OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits),
+    OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits, ddict),
   }
 }
 
@@ -247,7 +291,7 @@ mod tests {
   }
 
   fn decompress_all(input: &[u8], limit: usize) -> Result<Vec<u8>, Failure> {
-    decompress_to_vec(&mut DCtx::create(), input, Limits { max_output_length: limit, ..Limits::default() })
+    decompress_to_vec(&mut DCtx::create(), input, Limits { max_output_length: limit, ..Limits::default() }, None)
   }
 
   fn unlimited() -> Limits {
@@ -279,7 +323,7 @@ mod tests {
   fn sizes_the_output_exactly_when_frames_declare_it() {
     let data = text(300_000);
     let frame = zstd::bulk::compress(&data, 3).unwrap();
-    assert_eq!(plan_output(&frame, unlimited()).unwrap(), OutputPlan::Exact(300_000));
+    assert_eq!(plan_output(&frame, unlimited(), None).unwrap(), OutputPlan::Exact(300_000));
     assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
   }
 
@@ -287,7 +331,7 @@ mod tests {
   fn grows_the_output_for_frames_without_a_content_size() {
     let data = text(3_000_000);
     let frame = streamed_frame(&data);
-    assert!(matches!(plan_output(&frame, unlimited()).unwrap(), OutputPlan::Growable(_)));
+    assert!(matches!(plan_output(&frame, unlimited(), None).unwrap(), OutputPlan::Growable(_)));
     assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
   }
 
@@ -335,10 +379,10 @@ mod tests {
     input.extend_from_slice(&(1u64 << 40).to_le_bytes());
     input.extend_from_slice(&[0x09, 0x00, 0x00, b'x']);
     assert!(matches!(decompress_all(&input, 1 << 20), Err(Failure::OutputTooLarge { .. })));
-    assert_eq!(frame_sizes(&input), Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40 }));
-    assert!(matches!(plan_output(&input, unlimited()), Err(Failure::WindowTooLarge { .. })));
+    assert_eq!(frame_sizes(&input), Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40, dictionary: None }));
+    assert!(matches!(plan_output(&input, unlimited(), None), Err(Failure::WindowTooLarge { .. })));
     let wide_open = Limits { window_log_max: MAX_WINDOW_LOG_MAX, ..unlimited() };
-    assert!(matches!(plan_output(&input, wide_open), Err(Failure::WindowTooLarge { .. })));
+    assert!(matches!(plan_output(&input, wide_open, None), Err(Failure::WindowTooLarge { .. })));
   }
 
   #[test]
@@ -348,9 +392,9 @@ mod tests {
     let undeclared = streamed_frame(&data);
     for frame in [&declared, &undeclared] {
       let strict = Limits { window_log_max: 20, ..unlimited() };
-      let refused = decompress_to_vec(&mut DCtx::create(), frame, strict);
+      let refused = decompress_to_vec(&mut DCtx::create(), frame, strict, None);
       assert!(matches!(refused, Err(Failure::WindowTooLarge { .. }) | Err(Failure::Zstd(_))), "{refused:?}");
-      assert_eq!(decompress_to_vec(&mut DCtx::create(), frame, unlimited()).unwrap(), data);
+      assert_eq!(decompress_to_vec(&mut DCtx::create(), frame, unlimited(), None).unwrap(), data);
     }
   }
 

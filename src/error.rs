@@ -29,6 +29,12 @@ pub enum Failure {
   Aborted,
   /// The build lacks a capability the call asked for.
   Unsupported(&'static str),
+  /// Dictionary bytes that libzstd cannot use.
+  BadDictionary(&'static str),
+  /// Training found too little to learn from.
+  TrainingFailed { samples: usize, bytes: usize, size: usize },
+  /// A frame needs another dictionary than the one given (or one, and none was given).
+  DictionaryMismatch { needed: u32, given: Option<u32> },
   /// A Node-API call failed: the environment is unusable (for example, shutting down).
   Napi(&'static str),
   /// A bug: the work panicked. The panic is caught so that it never crosses into Node.
@@ -91,6 +97,27 @@ impl Failure {
         ErrorClass::RangeError,
         "ERR_OUT_OF_RANGE".to_owned(),
         format!("The value of \"{name}\" is out of range. It must be {expected}. Received {received}"),
+      ),
+      Failure::BadDictionary(why) => (
+        ErrorClass::Error,
+        "ZSTD_error_dictionary_corrupted".to_owned(),
+        format!("zstd: not a usable dictionary: {why}"),
+      ),
+      Failure::TrainingFailed { samples, bytes, size } => (
+        ErrorClass::Error,
+        "ZSTD_error_dictionaryCreation_failed".to_owned(),
+        format!(
+          "zstd: cannot train a {size}-byte dictionary on {samples} samples ({bytes} bytes): give more samples \
+           (thousands are typical, about 100 times the dictionary size in all) or ask for a smaller size"
+        ),
+      ),
+      Failure::DictionaryMismatch { needed, given } => (
+        ErrorClass::Error,
+        "ZSTD_error_dictionary_wrong".to_owned(),
+        match given {
+          Some(given) => format!("zstd: the frame needs dictionary {needed}, but dictionary {given} was given"),
+          None => format!("zstd: the frame needs dictionary {needed}; pass it as the dictionary option"),
+        },
       ),
       Failure::Unsupported(what) => (ErrorClass::Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM".to_owned(), format!("zstd-pool: {what}")),
       Failure::Aborted => (

@@ -102,6 +102,32 @@ pub unsafe fn read_input(env: Env, value: Value) -> Result<Input, Failure> {
   }
 }
 
+/// Reads an array of inputs (`trainDictionary`'s samples), or fails with a `TypeError`.
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`, during the call that received `value`.
+pub unsafe fn read_inputs(env: Env, value: Value) -> Result<Vec<Input>, Failure> {
+  let mut is_array = false;
+  unsafe { sys::napi_is_array(env, value, &mut is_array) };
+  if !is_array {
+    return Err(Failure::InvalidType { name: "samples", expected: "an array", received: unsafe { js::describe(env, value) } });
+  }
+  let mut len = 0u32;
+  unsafe { sys::napi_get_array_length(env, value, &mut len) };
+  (0..len)
+    .map(|index| {
+      let mut element = ptr::null_mut();
+      if unsafe { sys::napi_get_element(env, value, index, &mut element) } != sys::Status::napi_ok {
+        return Err(Failure::Napi("napi_get_element"));
+      }
+      unsafe { read_input(env, element) }.map_err(|failure| match failure {
+        Failure::InvalidType { received, .. } => Failure::InvalidType { name: "samples[i]", expected: EXPECTED, received },
+        other => other,
+      })
+    })
+    .collect()
+}
+
 fn borrowed(data: *mut std::ffi::c_void, len: usize) -> Input {
   // A detached ArrayBuffer reports a null pointer; it reads as empty.
   if data.is_null() {

@@ -1,10 +1,13 @@
 //! The compress and decompress jobs: what runs (inline for sync calls, on the libuv
 //! threadpool for async ones) and how its result becomes a Buffer.
 
+use std::sync::Arc;
+
 use napi::sys;
 
 use crate::compress::{self, CompressParams};
 use crate::decompress::{self, Limits, OutputPlan};
+use crate::dict::Prepared;
 use crate::error::Failure;
 use crate::input::Input;
 use crate::js::{self, Env, Value};
@@ -16,6 +19,7 @@ use crate::task::Job;
 pub struct CompressJob {
   pub input: Input,
   pub params: CompressParams,
+  pub dictionary: Option<Arc<Prepared>>,
 }
 
 impl CompressJob {
@@ -32,14 +36,16 @@ impl Job for CompressJob {
 
   fn compute(&mut self) -> Result<Vec<u8>, Failure> {
     let input = self.input.as_slice();
+    // Declared before the context, so that a context that fails is freed before its dictionary.
+    let cdict = self.dictionary.as_ref().map(|dictionary| dictionary.cdict(self.params.level)).transpose()?;
     if self.multithreaded() {
       let mut cctx = mt::CACHE.take(mt::Key { level: self.params.level, workers: self.params.workers })?;
-      let output = compress::compress(&mut cctx, input, self.params)?;
+      let output = compress::compress(&mut cctx, input, self.params, cdict.as_deref())?;
       cctx.give_back();
       return Ok(output);
     }
     let mut cctx = COMPRESSORS.take()?;
-    let output = compress::compress(&mut cctx, input, CompressParams { workers: 0, ..self.params })?;
+    let output = compress::compress(&mut cctx, input, CompressParams { workers: 0, ..self.params }, cdict.as_deref())?;
     cctx.give_back();
     Ok(output)
   }
@@ -85,6 +91,7 @@ enum Destination {
 pub struct DecompressJob {
   input: Input,
   limits: Limits,
+  dictionary: Option<Arc<Prepared>>,
   destination: Destination,
 }
 
@@ -103,8 +110,14 @@ impl DecompressJob {
   ///
   /// # Safety
   /// Must run on the JavaScript thread that owns `env`.
-  pub unsafe fn new(env: Env, input: Input, limits: Limits, inline: bool) -> Result<Self, Failure> {
-    let destination = match decompress::plan_output(input.as_slice(), limits)? {
+  pub unsafe fn new(
+    env: Env,
+    input: Input,
+    limits: Limits,
+    dictionary: Option<Arc<Prepared>>,
+    inline: bool,
+  ) -> Result<Self, Failure> {
+    let destination = match decompress::plan_output(input.as_slice(), limits, dictionary.as_deref())? {
       OutputPlan::Exact(len) => {
         let buffer = if inline { Some(unsafe { output::new_buffer(env, len)? }) } else { unsafe { output::new_private_buffer(env, len)? } };
         match buffer {
@@ -114,7 +127,7 @@ impl DecompressJob {
       }
       OutputPlan::Growable(initial) => Destination::Growable { initial },
     };
-    Ok(Self { input, limits, destination })
+    Ok(Self { input, limits, dictionary, destination })
   }
 }
 
@@ -123,21 +136,23 @@ impl Job for DecompressJob {
   const NAME: &'static str = "zstd-pool:decompress";
 
   fn compute(&mut self) -> Result<Decompressed, Failure> {
+    // The job holds the dictionary until after the context is given back (reset) or freed.
+    let ddict = self.dictionary.as_deref().map(Prepared::ddict);
     let mut dctx = DECOMPRESSORS.take()?;
     let input = self.input.as_slice();
     let output = match self.destination {
       Destination::Preallocated { data, len, .. } => {
         let output = if len == 0 { &mut [][..] } else { unsafe { std::slice::from_raw_parts_mut(data, len) } };
-        decompress::decompress_exact(&mut dctx, input, output)?;
+        decompress::decompress_exact(&mut dctx, input, output, ddict)?;
         Decompressed::InPlace
       }
       Destination::Exact { len } => {
         let mut output = vec![0u8; len];
-        decompress::decompress_exact(&mut dctx, input, &mut output)?;
+        decompress::decompress_exact(&mut dctx, input, &mut output, ddict)?;
         Decompressed::Native(output)
       }
       Destination::Growable { initial } => {
-        Decompressed::Native(decompress::decompress_growable(&mut dctx, input, initial, self.limits)?)
+        Decompressed::Native(decompress::decompress_growable(&mut dctx, input, initial, self.limits, ddict)?)
       }
     };
     dctx.give_back();

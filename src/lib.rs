@@ -4,6 +4,7 @@
 // The codecs and the pools are plain Rust, public for benches/ and the fuzzer (fuzz/).
 pub mod compress;
 pub mod decompress;
+pub mod dict;
 mod env_state;
 pub mod error;
 mod input;
@@ -15,10 +16,13 @@ mod output;
 pub mod pool;
 mod task;
 
+use std::sync::Arc;
+
 use napi::bindgen_prelude::*;
 use napi::sys;
 use napi_derive::napi;
 
+use crate::dict::Prepared;
 use crate::error::Failure;
 use crate::jobs::{CompressJob, DecompressJob};
 use crate::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS, MAX_IDLE_LIMIT};
@@ -64,7 +68,7 @@ pub fn compress_sync(env: Env, data: Unknown, level: Option<Unknown>) -> Result<
   let result = unsafe {
     options::read_compress_options(env_raw, raw(level)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      task::run_sync(env_raw, CompressJob { input, params: request.params })
+      task::run_sync(env_raw, CompressJob { input, params: request.params, dictionary: request.dictionary })
     })
   };
   finish(&env, result)
@@ -77,7 +81,8 @@ pub fn compress(env: Env, data: Unknown, level: Option<Unknown>) -> Result<JsRes
   let result = unsafe {
     options::read_compress_options(env_raw, raw(level)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      task::run_async(env_raw, CompressJob { input, params: request.params }, request.signal)
+      let job = CompressJob { input, params: request.params, dictionary: request.dictionary };
+      task::run_async(env_raw, job, request.signal)
     })
   };
   finish_async(&env, result)
@@ -91,7 +96,7 @@ pub fn decompress_sync(env: Env, data: Unknown, options: Option<Unknown>) -> Res
   let result = unsafe {
     options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.limits, true)?)
+      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.limits, request.dictionary, true)?)
     })
   };
   finish(&env, result)
@@ -104,11 +109,75 @@ pub fn decompress(env: Env, data: Unknown, options: Option<Unknown>) -> Result<J
   let result = unsafe {
     options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
       let input = input::read_input(env_raw, data.raw())?;
-      let job = DecompressJob::new(env_raw, input, request.limits, false)?;
+      let job = DecompressJob::new(env_raw, input, request.limits, request.dictionary, false)?;
       task::run_async(env_raw, job, request.signal)
     })
   };
   finish_async(&env, result)
+}
+
+/// A zstd dictionary (from `trainDictionary`, or `zstd --train`), prepared once for any number
+/// of calls on any thread. Pass it as the `dictionary` option of the compress and decompress
+/// functions; frames made with it need it to be decompressed.
+#[napi]
+pub struct Dictionary {
+  prepared: Arc<Prepared>,
+}
+
+#[napi]
+impl Dictionary {
+  /// Prepares `data` (its bytes are copied). Fails if it is empty or its tables are corrupt.
+  #[napi(constructor, ts_args_type = "data: Input")]
+  pub fn new(env: Env, data: Unknown) -> Result<Self> {
+    let prepared = unsafe { input::read_input(env.raw(), data.raw()) }
+      .and_then(|mut bytes| {
+        bytes.own()?;
+        Prepared::new(bytes.as_slice().to_vec())
+      })
+      .map_err(|failure| unsafe { failure.into_napi(env.raw()) })?;
+    Ok(Self { prepared: Arc::new(prepared) })
+  }
+
+  /// The dictionary ID that frames made with it record; 0 for raw content, which has none.
+  #[napi(getter)]
+  pub fn id(&self) -> u32 {
+    self.prepared.id()
+  }
+
+  /// The dictionary's size in bytes.
+  #[napi(getter)]
+  pub fn size(&self) -> u32 {
+    self.prepared.bytes().len() as u32
+  }
+
+  /// The prepared dictionary behind `value`, if it is a `Dictionary` of this addon.
+  unsafe fn prepared_of(env: sys::napi_env, value: sys::napi_value) -> Option<Arc<Prepared>> {
+    let mut wrapped = std::ptr::null_mut();
+    unsafe {
+      if sys::napi_unwrap(env, value, &mut wrapped) != sys::Status::napi_ok || wrapped.is_null() {
+        return None;
+      }
+      // The type tag proves the wrapped pointer is a Dictionary, not another class's object.
+      validate_type_tag(env, value, &<Dictionary as TypeTag>::type_tag(), "Dictionary").ok()?;
+      Some((*wrapped.cast::<Dictionary>()).prepared.clone())
+    }
+  }
+}
+
+/// Trains a dictionary on `samples` (typically thousands of small, similar records, about 100
+/// times the dictionary size in all) for `new Dictionary(...)` or `zstd -D`.
+#[napi(ts_args_type = "samples: Input[], options?: TrainOptions", ts_return_type = "Buffer")]
+pub fn train_dictionary(env: Env, samples: Unknown, options: Option<Unknown>) -> Result<JsResult> {
+  let env_raw = env.raw();
+  let result = unsafe {
+    options::read_train_options(env_raw, raw(options)).and_then(|(size, level)| {
+      let inputs = input::read_inputs(env_raw, samples.raw())?;
+      let slices: Vec<&[u8]> = inputs.iter().map(input::Input::as_slice).collect();
+      let dictionary = dict::train(&slices, size, level)?;
+      output::copy_to_buffer(env_raw, &dictionary)
+    })
+  };
+  finish(&env, result)
 }
 
 /// Counters of one context pool.

@@ -207,9 +207,9 @@ mod tests {
     for round in 0..3 {
       let data = input(17 << 20 | round);
       let mut cached = cache.take(key).unwrap();
-      let from_cache = compress(&mut cached, &data, params).unwrap();
+      let from_cache = compress(&mut cached, &data, params, None).unwrap();
       cached.give_back();
-      let from_fresh = compress(&mut CCtx::create(), &data, params).unwrap();
+      let from_fresh = compress(&mut CCtx::create(), &data, params, None).unwrap();
       assert_eq!(from_cache, from_fresh, "round {round}");
       assert_eq!(zstd::decode_all(&from_cache[..]).unwrap(), data);
     }

@@ -3,12 +3,14 @@
 
 use std::ffi::CStr;
 use std::ptr;
+use std::sync::Arc;
 
 use napi::sys::ValueType;
 use once_cell::sync::OnceCell;
 
 use crate::compress::CompressParams;
 use crate::decompress::{Limits, MAX_WINDOW_LOG_MAX, MIN_WINDOW_LOG_MAX};
+use crate::dict::Prepared;
 use crate::error::Failure;
 use crate::js::{self, Env, Value};
 use crate::mt;
@@ -22,11 +24,13 @@ const MAX_IDLE_MULTITHREADED: usize = 64;
 
 pub struct CompressRequest {
   pub params: CompressParams,
+  pub dictionary: Option<Arc<Prepared>>,
   pub signal: Option<Value>,
 }
 
 pub struct DecompressRequest {
   pub limits: Limits,
+  pub dictionary: Option<Arc<Prepared>>,
   pub signal: Option<Value>,
 }
 
@@ -91,12 +95,50 @@ unsafe fn signal(env: Env, object: Value) -> Result<Option<Value>, Failure> {
   Ok(Some(signal))
 }
 
+/// The `dictionary` option: a `Dictionary` made by this addon.
+unsafe fn dictionary(env: Env, object: Value) -> Result<Option<Arc<Prepared>>, Failure> {
+  let Some(value) = (unsafe { property(env, object, c"dictionary")? }) else {
+    return Ok(None);
+  };
+  match unsafe { crate::Dictionary::prepared_of(env, value) } {
+    Some(prepared) => Ok(Some(prepared)),
+    None => Err(Failure::InvalidType {
+      name: "options.dictionary",
+      expected: "an instance of Dictionary",
+      received: unsafe { js::describe(env, value) },
+    }),
+  }
+}
+
+/// Reads `trainDictionary`'s options: `{ size, level }`.
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
+pub unsafe fn read_train_options(env: Env, arg: Option<Value>) -> Result<(usize, i32), Failure> {
+  // The zstd tool's default dictionary size.
+  let mut settings = (112_640, crate::compress::DEFAULT_LEVEL);
+  if unsafe { is_absent(env, arg)? } {
+    return Ok(settings);
+  }
+  let arg = arg.unwrap_or(ptr::null_mut());
+  unsafe {
+    expect_object(env, arg, "options", "an object of training options")?;
+    if let Some(value) = property(env, arg, c"size")? {
+      settings.0 = integer(env, value, "options.size", 256.0, (1u64 << 30) as f64)? as usize;
+    }
+    if let Some(value) = property(env, arg, c"level")? {
+      settings.1 = level(env, value, "options.level")?;
+    }
+  }
+  Ok(settings)
+}
+
 /// Reads the second argument of `compress`/`compressSync`: a level, or `{ level, checksum, signal }`.
 ///
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
 pub unsafe fn read_compress_options(env: Env, arg: Option<Value>) -> Result<CompressRequest, Failure> {
-  let mut request = CompressRequest { params: CompressParams::default(), signal: None };
+  let mut request = CompressRequest { params: CompressParams::default(), dictionary: None, signal: None };
   if unsafe { is_absent(env, arg)? } {
     return Ok(request);
   }
@@ -123,6 +165,7 @@ pub unsafe fn read_compress_options(env: Env, arg: Option<Value>) -> Result<Comp
     if let Some(value) = property(env, arg, c"workers")? {
       request.params.workers = workers(env, value)?;
     }
+    request.dictionary = dictionary(env, arg)?;
     request.signal = signal(env, arg)?;
   }
   Ok(request)
@@ -150,7 +193,8 @@ unsafe fn workers(env: Env, value: Value) -> Result<u32, Failure> {
 /// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
 pub unsafe fn read_decompress_options(env: Env, arg: Option<Value>) -> Result<DecompressRequest, Failure> {
   let max_length = unsafe { max_buffer_length(env) };
-  let mut request = DecompressRequest { limits: Limits { max_output_length: max_length, ..Limits::default() }, signal: None };
+  let mut request =
+    DecompressRequest { limits: Limits { max_output_length: max_length, ..Limits::default() }, dictionary: None, signal: None };
   if unsafe { is_absent(env, arg)? } {
     return Ok(request);
   }
@@ -164,6 +208,7 @@ pub unsafe fn read_decompress_options(env: Env, arg: Option<Value>) -> Result<De
       request.limits.window_log_max =
         integer(env, value, "options.windowLogMax", MIN_WINDOW_LOG_MAX as f64, MAX_WINDOW_LOG_MAX as f64)? as u32;
     }
+    request.dictionary = dictionary(env, arg)?;
     request.signal = signal(env, arg)?;
   }
   Ok(request)

@@ -16,6 +16,8 @@ export interface CompressOptions {
    * libuv thread waiting and runs `workers` threads of its own: keep `workers` at or below the number of cores. Default: 0.
    */
   workers?: number
+  /** Compress with this dictionary; the frame records its ID, and decompressing it needs the same dictionary. */
+  dictionary?: Dictionary
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
   signal?: AbortSignal
 }
@@ -28,8 +30,17 @@ export interface DecompressOptions {
    * limit. 23 (8 MiB) is what web browsers accept; frames written with `zstd --long=30` need 30.
    */
   windowLogMax?: number
+  /** The dictionary the frames were made with. Frames that record another dictionary's ID fail, naming the ID they need. */
+  dictionary?: Dictionary
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
   signal?: AbortSignal
+}
+
+export interface TrainOptions {
+  /** The largest dictionary to make, in bytes, 256 to 2^30. Default: 112640 (110 KiB, as the zstd tool). */
+  size?: number
+  /** The compression level to tune the dictionary for. Default: 3. */
+  level?: number
 }
 
 export interface PoolOptions {
