@@ -1,33 +1,13 @@
-// Dictionaries on small records: compressing ~300-byte JSON records with and without a trained
+// Dictionaries on small records: compressing ~250-byte JSON records with and without a trained
 // dictionary (ratio and time per call), and what building a Dictionary costs against reusing one.
 // Run by `npm run bench`; alone: node benchmark/dictionary.mjs
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
+import { jsonRecords } from '../__test__/records.mjs'
+
 const require = createRequire(import.meta.url)
 const zstd = require('../index.js')
-
-/** The records __test__/helpers.ts makes: similar shapes, varying values. */
-function jsonRecords(count, seed) {
-  let state = seed
-  const next = (n) => {
-    state = (state * 1103515245 + 12345) & 0x7fffffff
-    return state % n
-  }
-  const actions = ['login', 'logout', 'view_item', 'add_to_cart', 'checkout', 'search']
-  const countries = ['FR', 'DE', 'US', 'JP', 'BR', 'IN', 'GB']
-  return Array.from({ length: count }, (_, i) =>
-    Buffer.from(
-      JSON.stringify({
-        id: 100000 + i,
-        timestamp: `2026-11-30T${String(next(24)).padStart(2, '0')}:${String(next(60)).padStart(2, '0')}:00Z`,
-        user: { id: `user_${next(5000)}`, country: countries[next(countries.length)], premium: next(2) === 1 },
-        event: { action: actions[next(actions.length)], durationMs: next(5000), path: `/items/${next(900)}/details` },
-        client: { agent: 'Mozilla/5.0 (X11; Linux x86_64)', version: `4.${next(20)}.${next(10)}` },
-      }),
-    ),
-  )
-}
 
 function micros(fn, ms = 400) {
   let calls = 0

@@ -4,14 +4,14 @@
 //! libzstd starts a context's worker threads at its first multi-threaded frame and stops them
 //! when the context is freed; a reset keeps them. Reusing the context skips that start-up.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use once_cell::sync::Lazy;
 use zstd::zstd_safe::{zstd_sys, CCtx, ResetDirective};
 
 use crate::error::Failure;
-use crate::pool::{Home, Lease, PoolCounters};
+use crate::pool::{Counts, Home, Lease, PoolCounters};
 
 /// Whether worker threads can speed up compressing `len` bytes at `level`.
 ///
@@ -42,10 +42,7 @@ pub struct MtCache {
   /// Idle contexts, the least recently used first.
   idle: Mutex<Vec<(Key, CCtx<'static>)>>,
   max_idle: AtomicUsize,
-  created: AtomicU64,
-  reused: AtomicU64,
-  dropped_after_error: AtomicU64,
-  freed_over_bound: AtomicU64,
+  counts: Counts,
 }
 
 pub static CACHE: Lazy<MtCache> = Lazy::new(|| MtCache::new(DEFAULT_MAX_IDLE));
@@ -74,7 +71,7 @@ impl Home<CCtx<'static>> for KeyedHome<'_> {
     self.cache.give_back(self.key, context);
   }
   fn discard(&self) {
-    self.cache.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+    self.cache.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
   }
 }
 
@@ -83,10 +80,7 @@ impl MtCache {
     Self {
       idle: Mutex::new(Vec::new()),
       max_idle: AtomicUsize::new(max_idle),
-      created: AtomicU64::new(0),
-      reused: AtomicU64::new(0),
-      dropped_after_error: AtomicU64::new(0),
-      freed_over_bound: AtomicU64::new(0),
+      counts: Counts::default(),
     }
   }
 
@@ -104,12 +98,12 @@ impl MtCache {
     };
     let context = match cached {
       Some(context) => {
-        self.reused.fetch_add(1, Ordering::Relaxed);
+        self.counts.reused.fetch_add(1, Ordering::Relaxed);
         context
       }
       None => {
         let context = CCtx::try_create().ok_or(Failure::NoContext)?;
-        self.created.fetch_add(1, Ordering::Relaxed);
+        self.counts.created.fetch_add(1, Ordering::Relaxed);
         context
       }
     };
@@ -119,7 +113,7 @@ impl MtCache {
   fn give_back(&self, key: Key, mut context: CCtx<'static>) {
     // Resetting the parameters leaves the worker threads running, ready for the next call.
     if context.reset(ResetDirective::SessionAndParameters).is_err() {
-      self.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+      self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
       return;
     }
     let evicted = {
@@ -128,7 +122,7 @@ impl MtCache {
       let excess = idle.len().saturating_sub(self.max_idle.load(Ordering::Relaxed));
       idle.drain(..excess).count()
     };
-    self.freed_over_bound.fetch_add(evicted as u64, Ordering::Relaxed);
+    self.counts.freed_over_bound.fetch_add(evicted as u64, Ordering::Relaxed);
   }
 
   /// Changes the bound and frees the idle contexts beyond it, the least recently used first.
@@ -139,25 +133,13 @@ impl MtCache {
       let excess = idle.len().saturating_sub(max_idle);
       idle.drain(..excess).collect()
     };
-    self.freed_over_bound.fetch_add(freed.len() as u64, Ordering::Relaxed);
+    self.counts.freed_over_bound.fetch_add(freed.len() as u64, Ordering::Relaxed);
     // Freeing joins the worker threads: done outside the lock.
     drop(freed);
   }
 
   pub fn counters(&self) -> PoolCounters {
-    let created = self.created.load(Ordering::Relaxed);
-    let dropped_after_error = self.dropped_after_error.load(Ordering::Relaxed);
-    let freed_over_bound = self.freed_over_bound.load(Ordering::Relaxed);
-    let idle = self.idle().len();
-    PoolCounters {
-      created,
-      reused: self.reused.load(Ordering::Relaxed),
-      idle,
-      in_use: created.saturating_sub(dropped_after_error + freed_over_bound + idle as u64),
-      dropped_after_error,
-      freed_over_bound,
-      max_idle: self.max_idle.load(Ordering::Relaxed),
-    }
+    self.counts.snapshot(self.idle().len(), self.max_idle.load(Ordering::Relaxed))
   }
 }
 

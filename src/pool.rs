@@ -47,10 +47,34 @@ pub struct ContextPool<C: Context> {
   /// count never undercounts and `max_idle` is a hard bound.
   idle_count: AtomicUsize,
   max_idle: AtomicUsize,
-  created: AtomicU64,
-  reused: AtomicU64,
-  dropped_after_error: AtomicU64,
-  freed_over_bound: AtomicU64,
+  counts: Counts,
+}
+
+/// What happened to the contexts of a pool (or of the multi-threaded cache) so far.
+#[derive(Default)]
+pub struct Counts {
+  pub created: AtomicU64,
+  pub reused: AtomicU64,
+  pub dropped_after_error: AtomicU64,
+  pub freed_over_bound: AtomicU64,
+}
+
+impl Counts {
+  /// A snapshot, with the contexts in use derived from the others.
+  pub fn snapshot(&self, idle: usize, max_idle: usize) -> PoolCounters {
+    let created = self.created.load(Ordering::Relaxed);
+    let dropped_after_error = self.dropped_after_error.load(Ordering::Relaxed);
+    let freed_over_bound = self.freed_over_bound.load(Ordering::Relaxed);
+    PoolCounters {
+      created,
+      reused: self.reused.load(Ordering::Relaxed),
+      idle,
+      in_use: created.saturating_sub(dropped_after_error + freed_over_bound + idle as u64),
+      dropped_after_error,
+      freed_over_bound,
+      max_idle,
+    }
+  }
 }
 
 /// A snapshot of one pool's (or the multi-threaded cache's) counters.
@@ -71,10 +95,7 @@ impl<C: Context> ContextPool<C> {
       idle: ArrayQueue::new(MAX_IDLE_LIMIT),
       idle_count: AtomicUsize::new(0),
       max_idle: AtomicUsize::new(max_idle.min(MAX_IDLE_LIMIT)),
-      created: AtomicU64::new(0),
-      reused: AtomicU64::new(0),
-      dropped_after_error: AtomicU64::new(0),
-      freed_over_bound: AtomicU64::new(0),
+      counts: Counts::default(),
     }
   }
 
@@ -83,12 +104,12 @@ impl<C: Context> ContextPool<C> {
     let context = match self.idle.pop() {
       Some(context) => {
         self.idle_count.fetch_sub(1, Ordering::AcqRel);
-        self.reused.fetch_add(1, Ordering::Relaxed);
+        self.counts.reused.fetch_add(1, Ordering::Relaxed);
         context
       }
       None => {
         let context = C::create().ok_or(Failure::NoContext)?;
-        self.created.fetch_add(1, Ordering::Relaxed);
+        self.counts.created.fetch_add(1, Ordering::Relaxed);
         context
       }
     };
@@ -97,7 +118,7 @@ impl<C: Context> ContextPool<C> {
 
   fn give_back(&self, mut context: C) {
     if !context.reset() {
-      self.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+      self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
       return;
     }
     let max_idle = self.max_idle.load(Ordering::Relaxed);
@@ -111,7 +132,7 @@ impl<C: Context> ContextPool<C> {
     if reserved {
       self.idle_count.fetch_sub(1, Ordering::AcqRel);
     }
-    self.freed_over_bound.fetch_add(1, Ordering::Relaxed);
+    self.counts.freed_over_bound.fetch_add(1, Ordering::Relaxed);
   }
 
   /// Changes the bound and frees the idle contexts beyond it.
@@ -122,7 +143,7 @@ impl<C: Context> ContextPool<C> {
       match self.idle.pop() {
         Some(context) => {
           self.idle_count.fetch_sub(1, Ordering::AcqRel);
-          self.freed_over_bound.fetch_add(1, Ordering::Relaxed);
+          self.counts.freed_over_bound.fetch_add(1, Ordering::Relaxed);
           drop(context);
         }
         None => break,
@@ -131,19 +152,7 @@ impl<C: Context> ContextPool<C> {
   }
 
   pub fn counters(&self) -> PoolCounters {
-    let created = self.created.load(Ordering::Relaxed);
-    let dropped_after_error = self.dropped_after_error.load(Ordering::Relaxed);
-    let freed_over_bound = self.freed_over_bound.load(Ordering::Relaxed);
-    let idle = self.idle_count.load(Ordering::Acquire);
-    PoolCounters {
-      created,
-      reused: self.reused.load(Ordering::Relaxed),
-      idle,
-      in_use: created.saturating_sub(dropped_after_error + freed_over_bound + idle as u64),
-      dropped_after_error,
-      freed_over_bound,
-      max_idle: self.max_idle.load(Ordering::Relaxed),
-    }
+    self.counts.snapshot(self.idle_count.load(Ordering::Acquire), self.max_idle.load(Ordering::Relaxed))
   }
 }
 
@@ -159,7 +168,7 @@ impl<C: Context> Home<C> for &ContextPool<C> {
     self.give_back(context);
   }
   fn discard(&self) {
-    self.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+    self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
   }
 }
 
