@@ -105,17 +105,27 @@ unsafe extern "C" fn on_checkpoint(env: Env, info: sys::napi_callback_info) -> V
   }
 }
 
+/// This environment's state, if it was made already.
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`.
+pub unsafe fn existing(env: Env) -> Option<&'static mut EnvState> {
+  let mut data: *mut c_void = ptr::null_mut();
+  unsafe {
+    sys::napi_get_instance_data(env, &mut data);
+    data.cast::<EnvState>().as_mut()
+  }
+}
+
 /// This environment's state, created on first use.
 ///
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`.
 pub unsafe fn of(env: Env) -> Result<&'static mut EnvState, Failure> {
+  if let Some(state) = unsafe { existing(env) } {
+    return Ok(state);
+  }
   unsafe {
-    let mut data: *mut c_void = ptr::null_mut();
-    sys::napi_get_instance_data(env, &mut data);
-    if !data.is_null() {
-      return Ok(&mut *data.cast::<EnvState>());
-    }
     let mut global = ptr::null_mut();
     sys::napi_get_global(env, &mut global);
     let buffer = js::named_property(env, global, c"Buffer")?;

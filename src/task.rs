@@ -113,7 +113,8 @@ struct AbortListener {
   listener: sys::napi_ref,
 }
 
-/// Queues the job on the libuv threadpool and returns a Promise of its result.
+/// Returns a Promise of the job's result: settled at once if the job is small enough to run
+/// inline (see [`run_inline_if_small`]), else when the libuv threadpool has run it.
 ///
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`, during the call that built `job`.
@@ -202,7 +203,8 @@ unsafe extern "C" fn execute<J: Job>(_env: Env, data: *mut c_void) {
 }
 
 unsafe extern "C" fn complete<J: Job>(env: Env, _status: sys::napi_status, data: *mut c_void) {
-  if let Ok(state) = unsafe { env_state::of(env) } {
+  // Only notes the turn in state that exists: this may run while the environment shuts down.
+  if let Some(state) = unsafe { env_state::existing(env) } {
     state.inline.loop_turned();
   }
   let mut work = unsafe { Box::from_raw(data.cast::<AsyncWork<J>>()) };
