@@ -43,12 +43,15 @@ for (const [name, contender] of Object.entries(contenders)) {
     ratios[name][size] = (size * inputs.get(size)!.length) / compressed
   }
 }
-const resultsDir = new URL('./results/', import.meta.url)
-mkdirSync(resultsDir, { recursive: true })
-writeFileSync(
-  new URL(`context-${process.versions.node.split('.')[0]}.json`, resultsDir),
-  JSON.stringify({ node: process.version, ratios, skipped }, null, 2),
-)
+// A filtered (quick) run leaves the full run's record alone.
+if (!process.env.BENCH_MODES && !process.env.BENCH_SIZES && !process.env.BENCH_LIBS) {
+  const resultsDir = new URL('./results/', import.meta.url)
+  mkdirSync(resultsDir, { recursive: true })
+  writeFileSync(
+    new URL(`context-${process.versions.node.split('.')[0]}.json`, resultsDir),
+    JSON.stringify({ node: process.version, ratios, skipped }, null, 2),
+  )
+}
 
 for (const mode of modes) {
   const { fn, inFlight } = MODES[mode as keyof typeof MODES]
