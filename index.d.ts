@@ -36,6 +36,11 @@ export interface DecompressOptions {
   signal?: AbortSignal
 }
 
+export interface CompressStreamOptions extends CompressOptions {
+  /** The total number of bytes the stream will be given: recorded in the frame header, so decoders can size their output. The stream fails if the total differs. */
+  pledgedSize?: number
+}
+
 export interface TrainOptions {
   /** The largest dictionary to make, in bytes, 256 to 2^30. Default: 112640 (110 KiB, as the zstd tool). */
   size?: number
@@ -58,6 +63,35 @@ export interface PoolOptions {
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
+ * The compression session behind `createCompressStream` and `ZstdCompressionStream`: one
+ * frame, fed chunk by chunk on the libuv threadpool. Use those classes rather than this.
+ */
+export declare class CompressSession {
+  constructor(options?: CompressStreamOptions)
+  /** Frees the context (now, or when the running step ends): the stream was destroyed. */
+  close(): void
+  /** Compresses `chunk`; `flush` 1 emits everything so far as decodable data, 2 ends the frame. */
+  push(chunk: Input, flush: number): Promise<Buffer>
+}
+
+/**
+ * The decompression session behind `createDecompressStream` and `ZstdDecompressionStream`.
+ * Use those classes rather than this.
+ */
+export declare class DecompressSession {
+  constructor(options?: DecompressOptions)
+  /** Frees the context (now, or when the running step ends): the stream was destroyed. */
+  close(): void
+  /**
+   * Decompresses `chunk` (at most 1 MiB of output a step; when `more` is true, push an empty
+   * chunk for the rest). `last` says the stream ends after it.
+   */
+  push(chunk: Input, last: boolean): Promise<Buffer>
+  /** The last step stopped at its output limit: push an empty chunk for the rest. */
+  get more(): boolean
+}
 
 /**
  * A zstd dictionary (from `trainDictionary`, or `zstd --train`), prepared once for any number

@@ -835,6 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.CompressSession = nativeBinding.CompressSession
+module.exports.DecompressSession = nativeBinding.DecompressSession
 module.exports.Dictionary = nativeBinding.Dictionary
 module.exports.compress = nativeBinding.compress
 module.exports.compressSync = nativeBinding.compressSync

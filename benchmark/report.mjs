@@ -255,6 +255,17 @@ export function writeReport({ major = '26', runs = 3 } = {}) {
         `takes ${timeLabel(dictionary.buildAndUse)} instead of ${timeLabel(dictionary.rows[1].compress)}: build it once and reuse it.`,
     )
   }
+  const streams = read(new URL('./results/stream.json', import.meta.url))
+  if (streams) {
+    md.push('', '## Streams', '')
+    md.push(
+      `${streams.size >> 20} MiB of the corpus in ${streams.chunk >> 10} KiB chunks through Node Transform streams, level 3, on ${streams.node}; the best of 3 runs.`,
+      '',
+      '| library | compress | decompress | ratio |',
+      '|---|---:|---:|---:|',
+    )
+    for (const row of streams.rows) md.push(`| ${row.name} | ${rate(row.compress)} MB/s | ${rate(row.decompress)} MB/s | ${row.ratio.toFixed(3)} |`)
+  }
   if (rust) {
     md.push('', '## The pool itself, from Rust (`cargo bench --bench pool`)', '')
     md.push('Per call, same payloads, no Node involved: libzstd with one reused context, through a context pool (take, use, reset, give back), and with a fresh context per call.', '')

@@ -1,7 +1,8 @@
 // `npm run bench`: installs the peers, measures raw libzstd and the pool from Rust (benches/pool.rs),
 // runs the suite (benchmark/zstd.bench.ts) on the newest Node (the only one with node:zlib zstd),
-// measures multi-threaded compression and dictionaries (benchmark/multithread.mjs,
-// benchmark/dictionary.mjs), then writes benchmark/RESULTS.md and benchmark/chart.svg.
+// measures multi-threaded compression, dictionaries and streams (benchmark/multithread.mjs,
+// benchmark/dictionary.mjs, benchmark/stream.mjs), then writes benchmark/RESULTS.md and
+// benchmark/chart.svg.
 // BENCH_NODE=current runs it on the Node that runs this script instead; BENCH_RUNS sets how many
 // complete runs each cell's median is taken over (3). With BENCH_MODES, BENCH_SIZES or BENCH_LIBS
 // it only runs and prints those cells.
@@ -41,4 +42,6 @@ console.log('Measuring multi-threaded compression (benchmark/multithread.mjs) ..
 execFileSync(node, ['--expose-gc', 'benchmark/multithread.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring dictionaries (benchmark/dictionary.mjs) ...')
 execFileSync(node, ['benchmark/dictionary.mjs'], { cwd: root, stdio: 'inherit' })
+console.log('Measuring streams against node:zlib (benchmark/stream.mjs) ...')
+execFileSync(node, ['benchmark/stream.mjs'], { cwd: root, stdio: 'inherit' })
 writeReport({ major, runs })

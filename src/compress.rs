@@ -21,18 +21,10 @@ impl Default for CompressParams {
   }
 }
 
-/// Compresses `input` as one frame that records its content size, so any decoder can size
-/// its output up front.
-///
-/// `cctx` must be clean (fresh, or reset with its parameters); on error it must be discarded.
+/// Sets a clean context (fresh, or reset with its parameters) up for `params` and `dictionary`.
 /// With a dictionary, `cctx` must be reset or freed before `dictionary` is dropped (giving a
 /// pooled context back resets it).
-pub fn compress(
-  cctx: &mut CCtx<'static>,
-  input: &[u8],
-  params: CompressParams,
-  dictionary: Option<&CDict<'static>>,
-) -> Result<Vec<u8>, Failure> {
+pub fn configure(cctx: &mut CCtx<'static>, params: CompressParams, dictionary: Option<&CDict<'static>>) -> Result<(), Failure> {
   if let Some(cdict) = dictionary {
     // SAFETY: the context only refers to the dictionary until it is reset or freed, which the
     // caller does before the dictionary goes (see above).
@@ -44,6 +36,18 @@ pub fn compress(
   if params.workers > 0 {
     cctx.set_parameter(CParameter::NbWorkers(params.workers)).map_err(Failure::Zstd)?;
   }
+  Ok(())
+}
+
+/// Compresses `input` as one frame that records its content size, so any decoder can size
+/// its output up front. On error, `cctx` must be discarded. See [`configure`] for the rest.
+pub fn compress(
+  cctx: &mut CCtx<'static>,
+  input: &[u8],
+  params: CompressParams,
+  dictionary: Option<&CDict<'static>>,
+) -> Result<Vec<u8>, Failure> {
+  configure(cctx, params, dictionary)?;
   let bound = zstd_safe::compress_bound(input.len());
   let mut output = Vec::new();
   output.try_reserve_exact(bound).map_err(|_| Failure::OutOfMemory { bytes: bound })?;

@@ -228,7 +228,7 @@ pub fn decompress_growable(
 
 /// Makes `dctx` decode with `dictionary`. The context must be reset or freed before the
 /// dictionary is dropped (giving a pooled context back resets it).
-fn use_dictionary(dctx: &mut DCtx<'static>, dictionary: Option<&DDict<'static>>) -> Result<(), Failure> {
+pub(crate) fn use_dictionary(dctx: &mut DCtx<'static>, dictionary: Option<&DDict<'static>>) -> Result<(), Failure> {
   if let Some(ddict) = dictionary {
     // SAFETY: the context only refers to the dictionary until it is reset or freed, which the
     // caller does before the dictionary goes (see above).
@@ -268,7 +268,7 @@ fn reserve_to(output: &mut Vec<u8>, capacity: usize) -> Result<(), Failure> {
 /// A libzstd decoding error as reported: a frame that holds more than it declares shows up as
 /// "destination buffer is too small" (the output was sized from the declaration), which is
 /// corruption of the input, not a mistake of the caller's.
-fn decode_error(code: usize) -> Failure {
+pub(crate) fn decode_error(code: usize) -> Failure {
   use zstd_safe::zstd_sys::{ZSTD_ErrorCode, ZSTD_getErrorCode};
   if unsafe { ZSTD_getErrorCode(code) } == ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall {
     return Failure::Zstd(corruption_code());

@@ -27,6 +27,8 @@ pub enum Failure {
   OutOfRange { name: &'static str, expected: String, received: String },
   /// The call's `AbortSignal` fired before the work could run.
   Aborted,
+  /// A stream session that ended (or failed) was given more.
+  StreamEnded,
   /// The build lacks a capability the call asked for.
   Unsupported(&'static str),
   /// Dictionary bytes that libzstd cannot use.
@@ -118,6 +120,11 @@ impl Failure {
           Some(given) => format!("zstd: the frame needs dictionary {needed}, but dictionary {given} was given"),
           None => format!("zstd: the frame needs dictionary {needed}; pass it as the dictionary option"),
         },
+      ),
+      Failure::StreamEnded => (
+        ErrorClass::Error,
+        "ERR_STREAM_WRITE_AFTER_END".to_owned(),
+        "zstd-pool: this stream has ended or failed, and takes no more input".to_owned(),
       ),
       Failure::Unsupported(what) => (ErrorClass::Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM".to_owned(), format!("zstd-pool: {what}")),
       Failure::Aborted => (

@@ -14,6 +14,7 @@ pub mod mt;
 mod options;
 mod output;
 pub mod pool;
+mod stream;
 mod task;
 
 use std::sync::Arc;
@@ -178,6 +179,98 @@ pub fn train_dictionary(env: Env, samples: Unknown, options: Option<Unknown>) ->
     })
   };
   finish(&env, result)
+}
+
+/// The compression session behind `createCompressStream` and `ZstdCompressionStream`: one
+/// frame, fed chunk by chunk on the libuv threadpool. Use those classes rather than this.
+#[napi]
+pub struct CompressSession {
+  session: Arc<stream::Session<stream::CompressState>>,
+}
+
+#[napi]
+impl CompressSession {
+  #[napi(constructor, ts_args_type = "options?: CompressStreamOptions")]
+  pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+    let env_raw = env.raw();
+    unsafe {
+      options::read_compress_options(env_raw, raw(options))
+        .and_then(|request| {
+          let pledged = options::read_pledged_size(env_raw, raw(options))?;
+          let params = compress::CompressParams { workers: 0, ..request.params };
+          stream::CompressState::new(params, pledged, request.dictionary)
+        })
+        .map(|state| Self { session: stream::Session::new(state) })
+        .map_err(|failure| failure.into_napi(env_raw))
+    }
+  }
+
+  /// Frees the context (now, or when the running step ends): the stream was destroyed.
+  #[napi]
+  pub fn close(&self) {
+    self.session.close();
+  }
+
+  /// Compresses `chunk`; `flush` 1 emits everything so far as decodable data, 2 ends the frame.
+  #[napi(ts_args_type = "chunk: Input, flush: number", ts_return_type = "Promise<Buffer>")]
+  pub fn push(&self, env: Env, chunk: Unknown, flush: u32) -> Result<JsResult> {
+    let env_raw = env.raw();
+    let flush = match flush {
+      0 => stream::Flush::No,
+      1 => stream::Flush::Block,
+      _ => stream::Flush::Frame,
+    };
+    let result = unsafe {
+      input::read_input(env_raw, chunk.raw())
+        .and_then(|input| task::run_async(env_raw, stream::CompressStep { session: self.session.clone(), input, flush }, None))
+    };
+    finish_async(&env, result)
+  }
+}
+
+/// The decompression session behind `createDecompressStream` and `ZstdDecompressionStream`.
+/// Use those classes rather than this.
+#[napi]
+pub struct DecompressSession {
+  session: Arc<stream::Session<stream::DecompressState>>,
+}
+
+#[napi]
+impl DecompressSession {
+  #[napi(constructor, ts_args_type = "options?: DecompressOptions")]
+  pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+    let env_raw = env.raw();
+    unsafe {
+      options::read_decompress_options(env_raw, raw(options))
+        .and_then(|request| stream::DecompressState::new(request.limits, request.dictionary))
+        .map(|state| Self { session: stream::Session::new(state) })
+        .map_err(|failure| failure.into_napi(env_raw))
+    }
+  }
+
+  /// Frees the context (now, or when the running step ends): the stream was destroyed.
+  #[napi]
+  pub fn close(&self) {
+    self.session.close();
+  }
+
+  /// Decompresses `chunk` (at most 1 MiB of output a step; when `more` is true, push an empty
+  /// chunk for the rest). `last` says the stream ends after it.
+  #[napi(ts_args_type = "chunk: Input, last: boolean", ts_return_type = "Promise<Buffer>")]
+  pub fn push(&self, env: Env, chunk: Unknown, last: bool) -> Result<JsResult> {
+    let env_raw = env.raw();
+    let result = unsafe {
+      input::read_input(env_raw, chunk.raw())
+        .and_then(|input| task::run_async(env_raw, stream::DecompressStep { session: self.session.clone(), input, last }, None))
+    };
+    finish_async(&env, result)
+  }
+
+  /// The last step stopped at its output limit: push an empty chunk for the rest.
+  #[napi(getter)]
+  pub fn more(&self) -> bool {
+    self.session.read(|state| state.more)
+  }
 }
 
 /// Counters of one context pool.

@@ -110,6 +110,25 @@ unsafe fn dictionary(env: Env, object: Value) -> Result<Option<Arc<Prepared>>, F
   }
 }
 
+/// The `pledgedSize` option of a compress stream: the total it will be given, recorded in the
+/// frame header (the stream fails if the total differs).
+///
+/// # Safety
+/// Must run on the JavaScript thread that owns `env`, during the call that received `arg`.
+pub unsafe fn read_pledged_size(env: Env, arg: Option<Value>) -> Result<Option<u64>, Failure> {
+  if unsafe { is_absent(env, arg)? } {
+    return Ok(None);
+  }
+  let arg = arg.unwrap_or(ptr::null_mut());
+  if unsafe { js::type_of(env, arg)? } != ValueType::napi_object {
+    return Ok(None);
+  }
+  match unsafe { property(env, arg, c"pledgedSize")? } {
+    None => Ok(None),
+    Some(value) => Ok(Some(unsafe { integer(env, value, "options.pledgedSize", 0.0, 9007199254740991.0)? } as u64)),
+  }
+}
+
 /// Reads `trainDictionary`'s options: `{ size, level }`.
 ///
 /// # Safety

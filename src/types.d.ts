@@ -36,6 +36,11 @@ export interface DecompressOptions {
   signal?: AbortSignal
 }
 
+export interface CompressStreamOptions extends CompressOptions {
+  /** The total number of bytes the stream will be given: recorded in the frame header, so decoders can size their output. The stream fails if the total differs. */
+  pledgedSize?: number
+}
+
 export interface TrainOptions {
   /** The largest dictionary to make, in bytes, 256 to 2^30. Default: 112640 (110 KiB, as the zstd tool). */
   size?: number

@@ -1,0 +1,192 @@
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { Readable, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { describe, expect, it } from 'vitest'
+
+import {
+  compressSync,
+  createCompressStream,
+  createDecompressStream,
+  decompressSync,
+  poolStats,
+  ZstdCompressionStream,
+  ZstdDecompressionStream,
+} from '../main.js'
+import { corpus, corpusFile, rleBomb, skippableFrame, skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
+
+declare const gc: () => void
+
+/** Feeds `data` in chunks of `size` through `stream` and collects what comes out. */
+async function through(stream: NodeJS.ReadWriteStream, data: Buffer, size: number): Promise<Buffer> {
+  const out: Buffer[] = []
+  const chunks = function* () {
+    for (let offset = 0; offset < data.length; offset += size) yield data.subarray(offset, offset + size)
+  }
+  await pipeline(Readable.from(chunks()), stream, new Writable({ write: (chunk, _, done) => (out.push(chunk), done()) }))
+  return Buffer.concat(out)
+}
+
+describe('createCompressStream and createDecompressStream', () => {
+  it.each([1000, 1 << 20])('round-trip every corpus file in chunks of %i bytes', async (size) => {
+    for (const { name, data } of corpus) {
+      const frame = await through(createCompressStream({ level: 3 }), data, size)
+      expect(decompressSync(frame).equals(data), name).toBe(true)
+      expect((await through(createDecompressStream(), frame, size)).equals(data), name).toBe(true)
+    }
+  })
+
+  it('round-trip a file fed one byte at a time', async () => {
+    const data = corpusFile('html').subarray(0, 4000)
+    const frame = await through(createCompressStream(), data, 1)
+    expect((await through(createDecompressStream(), frame, 1)).equals(data)).toBe(true)
+  })
+
+  it('decompress concatenated, skippable and size-less frames', async () => {
+    const [a, b] = [corpusFile('html'), corpusFile('urls.10K')]
+    const input = Buffer.concat([compressSync(a), skippableFrame(Buffer.from('meta')), await through(createCompressStream(), b, 65536)])
+    expect((await through(createDecompressStream(), input, 7777)).equals(Buffer.concat([a, b]))).toBe(true)
+  })
+
+  it('record pledgedSize in the frame header', async () => {
+    const data = corpusFile('alice29.txt')
+    const frame = await through(createCompressStream({ pledgedSize: data.length }), data, 10000)
+    expect(frame[4] >> 6).toBeGreaterThan(0) // a content size field is present
+    expect(decompressSync(frame).equals(data)).toBe(true)
+    await expect(through(createCompressStream({ pledgedSize: 10 }), data, 10000)).rejects.toThrow(/zstd/)
+  })
+
+  it('flush() emits everything written so far as decodable data', async () => {
+    const compressor = createCompressStream()
+    const decompressor = createDecompressStream()
+    const received: Buffer[] = []
+    compressor.pipe(decompressor).on('data', (chunk: Buffer) => received.push(chunk))
+    const part = Buffer.from('a message that must reach the other side now')
+    compressor.write(part)
+    await new Promise<void>((resolve) => compressor.flush(() => resolve()))
+    for (let i = 0; i < 50 && Buffer.concat(received).length < part.length; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(Buffer.concat(received).equals(part)).toBe(true)
+    compressor.end()
+  })
+
+  it('fail the stream with a clear error on corrupt or truncated input', async () => {
+    const frame = compressSync(corpusFile('lcet10.txt'))
+    await expect(through(createDecompressStream(), frame.subarray(0, frame.length - 10), 4096)).rejects.toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_srcSize_wrong' }),
+    )
+    await expect(through(createDecompressStream(), Buffer.from('not zstd at all'), 4)).rejects.toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_prefix_unknown' }),
+    )
+    await expect(through(createDecompressStream(), frame, 4096).then(() => through(createDecompressStream(), Buffer.alloc(0), 1))).rejects.toThrow()
+  })
+
+  it('honour maxOutputLength and windowLogMax', async () => {
+    const data = textOfLength(3 << 20)
+    const frame = compressSync(data, 19)
+    await expect(through(createDecompressStream({ maxOutputLength: 1 << 20 }), frame, 65536)).rejects.toThrow(RangeError)
+    await expect(through(createDecompressStream({ windowLogMax: 20 }), frame, 65536)).rejects.toThrow(/windowLogMax/)
+  })
+
+  it('keep memory bounded on a bomb when the reader is slow, and free everything when destroyed', async () => {
+    const before = process.memoryUsage().rss
+    const decompressor = createDecompressStream()
+    let read = 0
+    decompressor.on('data', (chunk: Buffer) => {
+      read += chunk.length
+      decompressor.pause()
+      setTimeout(() => decompressor.resume(), 1)
+    })
+    decompressor.end(rleBomb(32768)) // 128 KiB that would expand to 4 GiB
+    while (read < 32 << 20) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 << 20)
+    decompressor.destroy()
+    for (let i = 0; i < 100 && poolStats().decompressors.inUse > 0; i++) {
+      gc()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(poolStats().decompressors.inUse).toBe(0)
+  })
+
+  it('survive being destroyed mid-stream', async () => {
+    for (let i = 0; i < 20; i++) {
+      const compressor = createCompressStream()
+      compressor.on('error', () => {})
+      compressor.write(textOfLength(1 << 20))
+      compressor.destroy()
+      const decompressor = createDecompressStream()
+      decompressor.on('error', () => {})
+      decompressor.write(compressSync(textOfLength(1 << 20)).subarray(0, 1000))
+      decompressor.destroy(new Error('caller gave up'))
+    }
+    for (let i = 0; i < 100 && poolStats().compressors.inUse + poolStats().decompressors.inUse > 0; i++) {
+      gc()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(poolStats().compressors.inUse).toBe(0)
+    expect(poolStats().decompressors.inUse).toBe(0)
+  })
+
+  it('stream 1 GiB through compression and back with RSS bounded', async () => {
+    const unit = textOfLength(1 << 20)
+    const total = 1024
+    const sent = createHash('sha1')
+    const received = createHash('sha1')
+    const source = Readable.from(
+      (function* () {
+        for (let i = 0; i < total; i++) {
+          const chunk = Buffer.from(unit)
+          chunk.writeUInt32LE(i, 0) // no two chunks alike
+          sent.update(chunk)
+          yield chunk
+        }
+      })(),
+    )
+    let peak = 0
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50)
+    const before = process.memoryUsage().rss
+    let bytes = 0
+    await pipeline(
+      source,
+      createCompressStream({ level: 1 }),
+      createDecompressStream(),
+      new Writable({ write: (chunk, _, done) => (received.update(chunk), (bytes += chunk.length), done()) }),
+    )
+    clearInterval(sampler)
+    expect(bytes).toBe(total << 20)
+    expect(received.digest('hex')).toBe(sent.digest('hex'))
+    expect(peak - before).toBeLessThan(256 << 20)
+  }, 300_000)
+})
+
+describe('ZstdCompressionStream and ZstdDecompressionStream', () => {
+  it('round-trip through pipeThrough, like the web platform streams', async () => {
+    const data = corpusFile('plrabn12.txt')
+    const compressed = new Blob([data]).stream().pipeThrough(new ZstdCompressionStream({ level: 5 }))
+    const frame = Buffer.from(await new Response(compressed).arrayBuffer())
+    expect(decompressSync(frame).equals(data)).toBe(true)
+    const back = new Blob([frame]).stream().pipeThrough(new ZstdDecompressionStream())
+    expect(Buffer.from(await new Response(back).arrayBuffer()).equals(data)).toBe(true)
+    const broken = new Blob([frame.subarray(0, 100)]).stream().pipeThrough(new ZstdDecompressionStream())
+    await expect(new Response(broken).arrayBuffer()).rejects.toThrow()
+  })
+})
+
+describe.skipIf(skipWithoutZstdCli)('streams and the zstd tool, through pipes', () => {
+  it('the tool decompresses our stream, and we decompress the tool\'s', async () => {
+    const data = textOfLength(5 << 20)
+    const tool = spawn('zstd', ['-q', '-d', '-c'])
+    const out: Buffer[] = []
+    tool.stdout.on('data', (chunk: Buffer) => out.push(chunk))
+    const closed = new Promise((resolve) => tool.on('close', resolve))
+    await pipeline(Readable.from([data]), createCompressStream({ level: 3 }), tool.stdin)
+    expect(await closed).toBe(0)
+    expect(Buffer.concat(out).equals(data)).toBe(true)
+
+    const encoder = spawn('zstd', ['-q', '-c', '-3'])
+    encoder.stdin.end(data)
+    const back: Buffer[] = []
+    await pipeline(encoder.stdout, createDecompressStream(), new Writable({ write: (chunk, _, done) => (back.push(chunk), done()) }))
+    expect(Buffer.concat(back).equals(data)).toBe(true)
+    expect(zstdPiped(['-d', '-c'], await through(createCompressStream(), data, 1 << 16)).equals(data)).toBe(true)
+  })
+})

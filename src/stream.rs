@@ -1,0 +1,306 @@
+//! Stream sessions: a compression or decompression that lasts a whole stream, owning a pooled
+//! context from its first chunk to its end, each chunk worked on the libuv threadpool. The Node
+//! and Web stream classes (stream.js) sit on top.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use zstd::zstd_safe::{zstd_sys::ZSTD_EndDirective, CCtx, DCtx, DParameter, InBuffer, OutBuffer};
+
+use crate::compress::CompressParams;
+use crate::decompress::Limits;
+use crate::dict::Prepared;
+use crate::error::Failure;
+use crate::input::Input;
+use crate::js::{Env, Value};
+use crate::output;
+use crate::pool::{ContextPool, Lease, COMPRESSORS, DECOMPRESSORS};
+use crate::task::Job;
+
+type CompressorLease = Lease<CCtx<'static>, &'static ContextPool<CCtx<'static>>>;
+type DecompressorLease = Lease<DCtx<'static>, &'static ContextPool<DCtx<'static>>>;
+
+/// Most output one decompression step produces: a chunk that expands a lot (a bomb, or just
+/// very compressible data) comes out in several steps, each after the reader asked for more.
+pub const MAX_STEP_OUTPUT: usize = 1 << 20;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+  mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A session's state, and whether its stream was destroyed: then its context is freed as soon
+/// as no step is using it (at once, or when the running step ends).
+pub struct Session<S> {
+  state: Mutex<S>,
+  closed: AtomicBool,
+}
+
+/// What a session state gives up when its stream is destroyed.
+pub trait Closable {
+  fn free_context(&mut self);
+}
+
+impl<S: Closable> Session<S> {
+  pub fn new(state: S) -> Arc<Self> {
+    Arc::new(Self { state: Mutex::new(state), closed: AtomicBool::new(false) })
+  }
+
+  pub fn close(&self) {
+    self.closed.store(true, Ordering::Release);
+    if let Ok(mut state) = self.state.try_lock() {
+      state.free_context();
+    }
+  }
+
+  /// Runs a step on the state, then frees the context if the stream was destroyed meanwhile.
+  fn with<T>(&self, step: impl FnOnce(&mut S) -> T) -> T {
+    let mut state = lock(&self.state);
+    let result = step(&mut state);
+    if self.closed.load(Ordering::Acquire) {
+      state.free_context();
+    }
+    result
+  }
+
+  pub fn read<T>(&self, look: impl FnOnce(&S) -> T) -> T {
+    look(&lock(&self.state))
+  }
+}
+
+impl Closable for CompressState {
+  fn free_context(&mut self) {
+    self.context = None;
+  }
+}
+
+impl Closable for DecompressState {
+  fn free_context(&mut self) {
+    self.context = None;
+  }
+}
+
+/// What a compression step does after taking its input.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+  /// Nothing more: output comes as libzstd has it.
+  No,
+  /// Emit everything so far as decodable data (`stream.flush()`).
+  Block,
+  /// End the frame: the stream is done.
+  Frame,
+}
+
+pub struct CompressState {
+  context: Option<CompressorLease>,
+  /// Kept alive for as long as the context refers to it.
+  _dictionary: Option<Arc<Prepared>>,
+}
+
+impl CompressState {
+  pub fn new(params: CompressParams, pledged_size: Option<u64>, dictionary: Option<Arc<Prepared>>) -> Result<Self, Failure> {
+    let mut cctx = COMPRESSORS.take()?;
+    let cdict = dictionary.as_ref().map(|dictionary| dictionary.cdict(params.level)).transpose()?;
+    crate::compress::configure(&mut cctx, params, cdict.as_deref())?;
+    if let Some(size) = pledged_size {
+      cctx.set_pledged_src_size(Some(size)).map_err(Failure::Zstd)?;
+    }
+    Ok(Self { context: Some(cctx), _dictionary: dictionary })
+  }
+}
+
+/// One chunk through a compression session.
+pub struct CompressStep {
+  pub session: Arc<Session<CompressState>>,
+  pub input: Input,
+  pub flush: Flush,
+}
+
+impl Job for CompressStep {
+  type Output = Vec<u8>;
+  const NAME: &'static str = "zstd-pool:compress-stream";
+
+  fn compute(&mut self) -> Result<Vec<u8>, Failure> {
+    let (input, flush) = (self.input.as_slice(), self.flush);
+    self.session.with(|state| compress_step(state, input, flush))
+  }
+
+  unsafe fn deliver(&mut self, env: Env, output: Vec<u8>) -> Result<Value, Failure> {
+    unsafe { output::copy_to_buffer(env, &output) }
+  }
+
+  unsafe fn detach(&mut self, _env: Env) -> Result<(), Failure> {
+    self.input.own()
+  }
+
+  unsafe fn release(&mut self, _env: Env) {}
+
+  fn estimated_micros(&self) -> Option<f64> {
+    // Streams are for data that does not fit one call; their steps always take the threadpool.
+    None
+  }
+}
+
+fn compress_step(state: &mut CompressState, chunk: &[u8], flush: Flush) -> Result<Vec<u8>, Failure> {
+  let Some(cctx) = state.context.as_mut() else {
+    return Err(Failure::StreamEnded);
+  };
+  let directive = match flush {
+    Flush::No => ZSTD_EndDirective::ZSTD_e_continue,
+    Flush::Block => ZSTD_EndDirective::ZSTD_e_flush,
+    Flush::Frame => ZSTD_EndDirective::ZSTD_e_end,
+  };
+  let mut input = InBuffer::around(chunk);
+  let mut output: Vec<u8> = Vec::with_capacity(CCtx::out_size());
+  let result = loop {
+    if output.capacity() - output.len() < CCtx::out_size() {
+      output.reserve(CCtx::out_size());
+    }
+    let position = output.len();
+    match cctx.compress_stream2(&mut OutBuffer::around_pos(&mut output, position), &mut input, directive) {
+      Err(code) => break Err(Failure::Zstd(code)),
+      Ok(remaining) if input.pos() == input.src.len() && (flush == Flush::No || remaining == 0) => break Ok(()),
+      Ok(_) => {}
+    }
+  };
+  match result {
+    // A context that failed is freed, never given back.
+    Err(failure) => {
+      state.context = None;
+      Err(failure)
+    }
+    Ok(()) => {
+      if flush == Flush::Frame {
+        if let Some(cctx) = state.context.take() {
+          cctx.give_back();
+        }
+      }
+      Ok(output)
+    }
+  }
+}
+
+pub struct DecompressState {
+  context: Option<DecompressorLease>,
+  _dictionary: Option<Arc<Prepared>>,
+  /// Input taken but not yet consumed (a step stops at `MAX_STEP_OUTPUT`).
+  pending: Vec<u8>,
+  consumed: usize,
+  produced: u64,
+  max_output_length: usize,
+  /// libzstd's last hint: 0 when the input so far ends exactly at the end of a frame.
+  frame_open: bool,
+  /// The last step stopped on its output limit: there is more to take from the same input.
+  pub more: bool,
+  /// Whether any input came at all: an empty stream is no zstd data, as an empty buffer is not.
+  saw_input: bool,
+}
+
+impl DecompressState {
+  pub fn new(limits: Limits, dictionary: Option<Arc<Prepared>>) -> Result<Self, Failure> {
+    let mut dctx = DECOMPRESSORS.take()?;
+    dctx.set_parameter(DParameter::WindowLogMax(limits.window_log_max)).map_err(Failure::Zstd)?;
+    if let Some(dictionary) = dictionary.as_deref() {
+      crate::decompress::use_dictionary(&mut dctx, Some(dictionary.ddict()))?;
+    }
+    Ok(Self {
+      context: Some(dctx),
+      _dictionary: dictionary,
+      pending: Vec::new(),
+      consumed: 0,
+      produced: 0,
+      max_output_length: limits.max_output_length,
+      frame_open: false,
+      more: false,
+      saw_input: false,
+    })
+  }
+}
+
+/// One chunk (or, with an empty chunk, the rest of the previous one) through a decompression
+/// session.
+pub struct DecompressStep {
+  pub session: Arc<Session<DecompressState>>,
+  pub input: Input,
+  /// The stream ends after this chunk: a frame still open means the input was truncated.
+  pub last: bool,
+}
+
+impl Job for DecompressStep {
+  type Output = Vec<u8>;
+  const NAME: &'static str = "zstd-pool:decompress-stream";
+
+  fn compute(&mut self) -> Result<Vec<u8>, Failure> {
+    let (input, last) = (self.input.as_slice(), self.last);
+    self.session.with(|state| {
+      let result = step(state, input, last);
+      if result.is_err() {
+        state.context = None;
+      } else if last && !state.more {
+        if let Some(dctx) = state.context.take() {
+          dctx.give_back();
+        }
+      }
+      result
+    })
+  }
+
+  unsafe fn deliver(&mut self, env: Env, output: Vec<u8>) -> Result<Value, Failure> {
+    unsafe { output::copy_to_buffer(env, &output) }
+  }
+
+  unsafe fn detach(&mut self, _env: Env) -> Result<(), Failure> {
+    self.input.own()
+  }
+
+  unsafe fn release(&mut self, _env: Env) {}
+
+  fn estimated_micros(&self) -> Option<f64> {
+    None
+  }
+}
+
+fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> Result<Vec<u8>, Failure> {
+  let Some(dctx) = state.context.as_mut() else {
+    return Err(Failure::StreamEnded);
+  };
+  if state.consumed == state.pending.len() {
+    state.pending.clear();
+    state.consumed = 0;
+  }
+  state.pending.extend_from_slice(chunk);
+  state.saw_input |= !chunk.is_empty();
+  let mut input = InBuffer::around(&state.pending[state.consumed..]);
+  let mut output: Vec<u8> = Vec::with_capacity(DCtx::out_size().min(MAX_STEP_OUTPUT));
+  state.more = false;
+  loop {
+    if output.len() >= MAX_STEP_OUTPUT {
+      state.more = true;
+      break;
+    }
+    if output.capacity() == output.len() {
+      output.reserve((output.len()).clamp(DCtx::out_size(), MAX_STEP_OUTPUT - output.len()));
+    }
+    let (input_before, output_before) = (input.pos(), output.len());
+    let position = output.len();
+    let hint = dctx
+      .decompress_stream(&mut OutBuffer::around_pos(&mut output, position), &mut input)
+      .map_err(crate::decompress::decode_error)?;
+    let progressed = input.pos() != input_before || output.len() != output_before;
+    // A call that took and gave nothing (the input is used up) tells nothing about the frame.
+    if progressed {
+      state.frame_open = hint != 0;
+    }
+    if !progressed || (input.pos() == input.src.len() && output.len() < output.capacity()) {
+      break;
+    }
+  }
+  state.consumed += input.pos();
+  state.produced += output.len() as u64;
+  if state.produced > state.max_output_length as u64 {
+    return Err(Failure::OutputTooLarge { limit: state.max_output_length, declared: None });
+  }
+  if last && !state.more && (state.frame_open || state.consumed < state.pending.len() || !state.saw_input) {
+    return Err(Failure::Truncated);
+  }
+  Ok(output)
+}
