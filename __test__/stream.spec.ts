@@ -9,11 +9,13 @@ import {
   createCompressStream,
   createDecompressStream,
   decompressSync,
+  Dictionary,
   poolStats,
+  trainDictionary,
   ZstdCompressionStream,
   ZstdDecompressionStream,
 } from '../main.js'
-import { corpus, corpusFile, rleBomb, skippableFrame, skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
+import { corpus, corpusFile, jsonRecords, rleBomb, skippableFrame, skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
 
 declare const gc: () => void
 
@@ -46,6 +48,16 @@ describe('createCompressStream and createDecompressStream', () => {
     const [a, b] = [corpusFile('html'), corpusFile('urls.10K')]
     const input = Buffer.concat([compressSync(a), skippableFrame(Buffer.from('meta')), await through(createCompressStream(), b, 65536)])
     expect((await through(createDecompressStream(), input, 7777)).equals(Buffer.concat([a, b]))).toBe(true)
+  })
+
+  it('compress and decompress with a dictionary', async () => {
+    const records = jsonRecords(3000)
+    const dictionary = new Dictionary(trainDictionary(records, { size: 8192 }))
+    const data = Buffer.concat(records.slice(0, 50))
+    const frame = await through(createCompressStream({ dictionary }), data, 300)
+    expect(decompressSync(frame, { dictionary }).equals(data)).toBe(true)
+    expect((await through(createDecompressStream({ dictionary }), frame, 100)).equals(data)).toBe(true)
+    await expect(through(createDecompressStream(), frame, 100)).rejects.toThrowError(expect.objectContaining({ code: 'ZSTD_error_dictionary_wrong' }))
   })
 
   it('record pledgedSize in the frame header', async () => {
