@@ -40,6 +40,17 @@ describe('result Buffers', () => {
   })
 })
 
+describe('the package entries', () => {
+  it('export the same public API from CommonJS (main.js) and as ES module named exports (main.mjs)', async () => {
+    const { createRequire } = await import('node:module')
+    const cjs = createRequire(import.meta.url)('../main.js')
+    const esm = await import('../main.mjs')
+    const publicNames = Object.keys(cjs).filter((name) => !name.startsWith('__'))
+    expect(publicNames.filter((name) => !(name in esm))).toEqual([])
+    expect(esm.default.compress).toBe(esm.compress)
+  })
+})
+
 describe('the native addon', () => {
   it('keeps libzstd private: it neither exports nor imports any ZSTD_ symbol', () => {
     // Node 22.15+ exports its own ZSTD_* symbols; an addon that exposed or imported them

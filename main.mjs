@@ -1,0 +1,28 @@
+// The ES module entry: the API of main.js as named exports (and as the default export).
+import { createRequire } from 'node:module'
+
+const zstd = createRequire(import.meta.url)('./main.js')
+
+export const {
+  compress,
+  compressSync,
+  decompress,
+  decompressSync,
+  trainDictionary,
+  Dictionary,
+  poolStats,
+  configurePool,
+  MIN_LEVEL,
+  MAX_LEVEL,
+  DEFAULT_LEVEL,
+  CompressSession,
+  DecompressSession,
+  ZstdCompress,
+  ZstdDecompress,
+  createCompressStream,
+  createDecompressStream,
+  ZstdCompressionStream,
+  ZstdDecompressionStream,
+} = zstd
+
+export default zstd
