@@ -52,7 +52,7 @@ describe('the package entries', () => {
 })
 
 describe('the native addon', () => {
-  it('keeps libzstd private: it neither exports nor imports any ZSTD_ symbol', () => {
+  it.skipIf(process.platform !== 'linux')('keeps libzstd private: it neither exports nor imports any ZSTD_ symbol', () => {
     // Node 22.15+ exports its own ZSTD_* symbols; an addon that exposed or imported them
     // could end up calling Node's copy of libzstd instead of its own.
     const symbols = execFileSync('nm', ['-D', `${root}/${addon}`], { encoding: 'utf8' })
