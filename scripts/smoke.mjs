@@ -1,8 +1,8 @@
 // `npm run test:platforms`: installs the package as a user would, from `npm pack` tarballs (the
 // root package and this platform's binary package) into a fresh project with no network, then
 // requires it, imports it as ESM and type-checks a TypeScript file against it, on every Node
-// given (default: the one running this). Prints "N passed, N failed".
-// node scripts/smoke.mjs [path/to/node ...]
+// given as well as the one running this. Prints "N passed, N failed".
+// node scripts/smoke.mjs [path/to/node-or-bun ...]
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,7 +10,8 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const nodes = process.argv.slice(2).length ? process.argv.slice(2).map((node) => resolve(node)) : [process.execPath]
+// The Node running this, then every runtime given (other Nodes, Bun).
+const nodes = [process.execPath, ...process.argv.slice(2).map((node) => resolve(node))]
 const work = mkdtempSync(join(tmpdir(), 'zstd-pool-smoke-'))
 const run = (command, args, options = {}) => execFileSync(command, args, { encoding: 'utf8', ...options })
 
@@ -68,9 +69,9 @@ const check = (name, fn) => {
   }
 }
 for (const node of nodes) {
-  const version = run(node, ['--version']).trim()
-  check(`require on Node ${version}`, () => run(node, ['check.cjs'], { cwd: project }))
-  check(`import on Node ${version}`, () => run(node, ['check.mjs'], { cwd: project }))
+  const runtime = `${node.endsWith('bun') ? 'Bun' : 'Node'} ${run(node, ['--version']).trim()}`
+  check(`require on ${runtime}`, () => run(node, ['check.cjs'], { cwd: project }))
+  check(`import on ${runtime}`, () => run(node, ['check.mjs'], { cwd: project }))
 }
 check('TypeScript type check (tsc --strict)', () =>
   run(
