@@ -169,17 +169,18 @@ impl Failure {
     error
   }
 
-  /// This failure as a `napi::Error` carrying the JS error object, so that napi-rs throws the
-  /// object as built here (with its class and `code`) rather than a generic `Error`.
+  /// Throws this failure's JavaScript error (with its class and `code`), and returns the
+  /// `napi::Error` that tells napi-rs an exception is pending, so that it throws nothing else.
   ///
   /// # Safety
   /// Must run on the JavaScript thread that owns `env`.
   pub unsafe fn into_napi(self, env: sys::napi_env) -> napi::Error {
+    let message = self.class_code_message().2;
     let value = unsafe { self.to_js(env) };
-    if value.is_null() {
-      return napi::Error::from_reason(self.class_code_message().2);
+    if !value.is_null() && unsafe { sys::napi_throw(env, value) } == sys::Status::napi_ok {
+      return napi::Error::new(napi::Status::PendingException, message);
     }
-    napi::Error::from(unsafe { napi::Unknown::from_raw_unchecked(env, value) })
+    napi::Error::from_reason(message)
   }
 }
 

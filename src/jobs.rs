@@ -119,7 +119,7 @@ impl DecompressJob {
   ) -> Result<Self, Failure> {
     let destination = match decompress::plan_output(input.as_slice(), limits, dictionary.as_deref())? {
       OutputPlan::Exact(len) => {
-        let buffer = if inline { Some(unsafe { output::new_buffer(env, len)? }) } else { unsafe { output::new_private_buffer(env, len)? } };
+        let buffer = if inline { unsafe { output::new_buffer(env, len)? } } else { unsafe { output::new_private_buffer(env, len)? } };
         match buffer {
           Some((buffer, data)) => Destination::Preallocated { buffer, reference: std::ptr::null_mut(), data, len },
           None => Destination::Exact { len },

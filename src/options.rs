@@ -195,12 +195,13 @@ pub unsafe fn read_compress_options(env: Env, arg: Option<Value>) -> Result<Comp
 /// than cores would only take turns on them; libzstd writes the same bytes with any number of
 /// workers from 1 up, so the count is capped at the cores without changing the output.
 unsafe fn workers(env: Env, value: Value) -> Result<u32, Failure> {
-  let requested = unsafe { integer(env, value, "options.workers", 0.0, mt::max_workers() as f64)? } as u32;
+  let most = if mt::available() { mt::max_workers() } else { 256 };
+  let requested = unsafe { integer(env, value, "options.workers", 0.0, most as f64)? } as u32;
   if requested < 2 {
     return Ok(0);
   }
   if !mt::available() {
-    return Err(Failure::Unsupported("this build of libzstd has no multi-threading"));
+    return Err(Failure::Unsupported("this build of libzstd has no multi-threading (the WASI build)"));
   }
   let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
   Ok(requested.min(cores.max(2)))

@@ -16,18 +16,26 @@ use crate::js::{self, Env, Value};
 const SLAB_SIZE: usize = 8 * 1024;
 const SHARED_BELOW: usize = SLAB_SIZE / 2;
 
+/// Whether native code can write a Buffer's memory directly. Under WASI (emnapi), a Buffer's
+/// memory lives outside the module's, and what the module writes through a pointer does not
+/// reach it; results are copied in whole instead.
+const WRITABLE_IN_PLACE: bool = !cfg!(target_family = "wasm");
+
 /// A new Buffer of `len` bytes, uninitialised, and a pointer to its memory. Write it before any
 /// JavaScript runs: a shared slab is reachable from earlier results.
 ///
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`.
-pub unsafe fn new_buffer(env: Env, len: usize) -> Result<(Value, *mut u8), Failure> {
+pub unsafe fn new_buffer(env: Env, len: usize) -> Result<Option<(Value, *mut u8)>, Failure> {
+  if !WRITABLE_IN_PLACE {
+    return Ok(None);
+  }
   if len < SHARED_BELOW {
     if let Ok(carved) = unsafe { carve(env, len) } {
-      return Ok(carved);
+      return Ok(Some(carved));
     }
   }
-  unsafe { js::buffer_uninit(env, len) }
+  unsafe { js::buffer_uninit(env, len) }.map(Some)
 }
 
 /// A Buffer of `len` bytes that no JavaScript can reach until it is returned, for a libuv thread
@@ -37,7 +45,7 @@ pub unsafe fn new_buffer(env: Env, len: usize) -> Result<(Value, *mut u8), Failu
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`.
 pub unsafe fn new_private_buffer(env: Env, len: usize) -> Result<Option<(Value, *mut u8)>, Failure> {
-  if len < SHARED_BELOW {
+  if !WRITABLE_IN_PLACE || len < SHARED_BELOW {
     return Ok(None);
   }
   unsafe { js::buffer_uninit(env, len) }.map(Some)
@@ -48,7 +56,7 @@ pub unsafe fn new_private_buffer(env: Env, len: usize) -> Result<Option<(Value, 
 /// # Safety
 /// Must run on the JavaScript thread that owns `env`.
 pub unsafe fn copy_to_buffer(env: Env, bytes: &[u8]) -> Result<Value, Failure> {
-  if bytes.len() < SHARED_BELOW {
+  if WRITABLE_IN_PLACE && bytes.len() < SHARED_BELOW {
     if let Ok((buffer, data)) = unsafe { carve(env, bytes.len()) } {
       unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len()) };
       return Ok(buffer);
