@@ -58,8 +58,6 @@ impl Job for CompressJob {
     self.input.own()
   }
 
-  unsafe fn release(&mut self, _env: Env) {}
-
   fn estimated_micros(&self) -> Option<f64> {
     if self.multithreaded() {
       return None;

@@ -108,7 +108,8 @@ impl CompressState {
   }
 }
 
-/// One chunk through a compression session.
+/// One chunk through a compression session. Stream steps always take the threadpool (no
+/// `estimated_micros`): streams are for data that does not fit one call.
 pub struct CompressStep {
   pub session: Arc<Session<CompressState>>,
   pub input: Input,
@@ -132,12 +133,6 @@ impl Job for CompressStep {
     self.input.own()
   }
 
-  unsafe fn release(&mut self, _env: Env) {}
-
-  fn estimated_micros(&self) -> Option<f64> {
-    // Streams are for data that does not fit one call; their steps always take the threadpool.
-    None
-  }
 }
 
 fn compress_step(state: &mut CompressState, chunk: &[u8], flush: Flush) -> Result<Vec<u8>, Failure> {
@@ -252,11 +247,6 @@ impl Job for DecompressStep {
     self.input.own()
   }
 
-  unsafe fn release(&mut self, _env: Env) {}
-
-  fn estimated_micros(&self) -> Option<f64> {
-    None
-  }
 }
 
 fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> Result<Vec<u8>, Failure> {

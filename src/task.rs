@@ -30,11 +30,13 @@ pub trait Job: Send + Sized + 'static {
   unsafe fn detach(&mut self, env: Env) -> Result<(), Failure>;
 
   /// Releases what `detach` took, on the JavaScript thread, whatever the outcome.
-  unsafe fn release(&mut self, env: Env);
+  unsafe fn release(&mut self, _env: Env) {}
 
   /// How long the work should take, in µs, if it is small enough to consider running inline
-  /// (see [`run_async`]); `None` if it is not.
-  fn estimated_micros(&self) -> Option<f64>;
+  /// (see [`run_async`]); `None`, the default, if it is not.
+  fn estimated_micros(&self) -> Option<f64> {
+    None
+  }
 }
 
 fn compute_catching_panics<J: Job>(job: &mut J) -> Result<J::Output, Failure> {
