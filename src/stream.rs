@@ -268,7 +268,9 @@ fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> Result<Vec<u8>
       break;
     }
     if output.capacity() == output.len() {
-      output.reserve((output.len()).clamp(DCtx::out_size(), MAX_STEP_OUTPUT - output.len()));
+      // Double, from libzstd's block size, up to the step's limit (there is room: see above).
+      let room = MAX_STEP_OUTPUT - output.len();
+      output.reserve(output.len().max(DCtx::out_size()).min(room));
     }
     let (input_before, output_before) = (input.pos(), output.len());
     let position = output.len();
