@@ -835,16 +835,14 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Cancellation = nativeBinding.Cancellation
 module.exports.CompressSession = nativeBinding.CompressSession
 module.exports.DecompressSession = nativeBinding.DecompressSession
-module.exports.Dictionary = nativeBinding.Dictionary
+module.exports.PreparedDictionary = nativeBinding.PreparedDictionary
+module.exports.capabilities = nativeBinding.capabilities
 module.exports.compress = nativeBinding.compress
-module.exports.compressSync = nativeBinding.compressSync
 module.exports.configurePool = nativeBinding.configurePool
 module.exports.decompress = nativeBinding.decompress
-module.exports.decompressSync = nativeBinding.decompressSync
-module.exports.DEFAULT_LEVEL = nativeBinding.DEFAULT_LEVEL
-module.exports.MAX_LEVEL = nativeBinding.MAX_LEVEL
-module.exports.MIN_LEVEL = nativeBinding.MIN_LEVEL
+module.exports.Flush = nativeBinding.Flush
 module.exports.poolStats = nativeBinding.poolStats
 module.exports.trainDictionary = nativeBinding.trainDictionary

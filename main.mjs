@@ -15,8 +15,6 @@ export const {
   MIN_LEVEL,
   MAX_LEVEL,
   DEFAULT_LEVEL,
-  CompressSession,
-  DecompressSession,
   ZstdCompress,
   ZstdDecompress,
   createCompressStream,

@@ -1,148 +1,231 @@
 'use strict'
-// Node and Web streams over the native sessions (CompressSession, DecompressSession): each chunk
-// is worked on the libuv threadpool, and a stream keeps its pooled context from start to end.
+// Node and Web streams over the native sessions of src/stream.rs. One engine drives a session
+// for both kinds: each chunk is a step on the libuv threadpool, and each step's output goes to
+// the reader only as fast as it reads, so a chunk that expands a lot stays bounded in memory.
+// main.js passes in what it shares: the binding and its argument readers.
 
 const { Transform } = require('node:stream')
 
-const { CompressSession, DecompressSession } = require('./index.js')
+const EMPTY = new Uint8Array(0)
 
-const EMPTY = Buffer.alloc(0)
-/** A zero-length chunk of our own that asks the compressor to flush. */
-const FLUSH = Buffer.alloc(0)
-const Flush = { NO: 0, BLOCK: 1, FRAME: 2 }
+module.exports = function streams({ binding, bytes, compressOptions, decompressOptions, integer, invalidType }) {
+  const { CompressSession, DecompressSession, Flush } = binding
 
-/** Splits the options the stream machinery takes from those zstd takes. */
-function split(options = {}) {
-  const { highWaterMark, signal, ...zstd } = options
-  return [{ highWaterMark, signal }, zstd]
-}
+  /**
+   * Drives one native session, one step at a time (the session refuses overlapping steps), and
+   * hands each output to `deliver(output)`, which returns a Promise when the reader wants no
+   * more for now: the next step waits for it. A decompression step produces at most 1 MiB, so
+   * a chunk that expands a lot comes out in several steps, each after the reader asked for more.
+   */
+  class Engine {
+    #session
+    #decoding
+    #closed = false
 
-class ZstdCompress extends Transform {
-  constructor(options) {
-    const [streamOptions, zstdOptions] = split(options)
-    super(streamOptions)
-    this._session = new CompressSession(zstdOptions)
-  }
-
-  _transform(chunk, encoding, callback) {
-    const flush = chunk === FLUSH ? Flush.BLOCK : Flush.NO
-    this._session.push(chunk, flush).then((output) => {
-      if (output.length) this.push(output)
-      callback()
-    }, callback)
-  }
-
-  _flush(callback) {
-    this._session.push(EMPTY, Flush.FRAME).then((output) => {
-      if (output.length) this.push(output)
-      callback()
-    }, callback)
-  }
-
-  /** Emits everything written so far as decodable data (zstd's flush), for live protocols. */
-  flush(callback) {
-    this.write(FLUSH, callback)
-  }
-
-  _destroy(error, callback) {
-    this._session.close()
-    callback(error)
-  }
-}
-
-class ZstdDecompress extends Transform {
-  constructor(options) {
-    const [streamOptions, zstdOptions] = split(options)
-    super(streamOptions)
-    this._session = new DecompressSession(zstdOptions)
-    this._resume = null
-  }
-
-  _transform(chunk, encoding, callback) {
-    this._decode(chunk, false).then(() => callback(), callback)
-  }
-
-  _flush(callback) {
-    this._decode(EMPTY, true).then(() => callback(), callback)
-  }
-
-  // A chunk that expands a lot comes out 1 MiB at a time, each after the reader asked for more.
-  async _decode(chunk, last) {
-    let input = chunk
-    for (;;) {
-      const output = await this._session.push(input, last)
-      input = EMPTY
-      if (output.length && !this.push(output)) await new Promise((resolve) => (this._resume = resolve))
-      if (!this._session.more) return
+    constructor(session, decoding) {
+      this.#session = session
+      this.#decoding = decoding
     }
-  }
 
-  _read(size) {
-    const resume = this._resume
-    this._resume = null
-    if (resume) resume()
-    super._read(size)
-  }
+    /** Takes a chunk. */
+    write(chunk, deliver) {
+      return this.#run(chunk, false, Flush.No, deliver)
+    }
 
-  _destroy(error, callback) {
-    this._session.close()
-    callback(error)
-  }
-}
+    /** Emits everything taken so far as decodable data (compression only). */
+    flush(deliver) {
+      return this.#run(EMPTY, false, Flush.Block, deliver)
+    }
 
-/** A Node Transform stream that compresses into one zstd frame. */
-function createCompressStream(options) {
-  return new ZstdCompress(options)
-}
+    /** Ends the stream: the end of the frame, or the check that no frame was left open. */
+    end(deliver) {
+      return this.#run(EMPTY, true, Flush.Frame, deliver)
+    }
 
-/** A Node Transform stream that decompresses zstd frames (with or without a recorded size, concatenated, skippable). */
-function createDecompressStream(options) {
-  return new ZstdDecompress(options)
-}
+    /** Frees the session's context (now, or when the running step ends): the stream is gone. */
+    close() {
+      this.#closed = true
+      this.#session.close()
+    }
 
-const bytes = (chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
-
-/** Like the web platform's `CompressionStream`, for zstd: `readable.pipeThrough(new ZstdCompressionStream())`. */
-class ZstdCompressionStream {
-  constructor(options) {
-    const session = new CompressSession(options)
-    const { readable, writable } = new TransformStream({
-      transform: (chunk, controller) =>
-        session.push(bytes(chunk), Flush.NO).then((output) => output.length && controller.enqueue(output)),
-      flush: (controller) => session.push(EMPTY, Flush.FRAME).then((output) => output.length && controller.enqueue(output)),
-    })
-    this.readable = readable
-    this.writable = writable
-  }
-}
-
-/** Like the web platform's `DecompressionStream`, for zstd. */
-class ZstdDecompressionStream {
-  constructor(options) {
-    const session = new DecompressSession(options)
-    const decode = async (chunk, last, controller) => {
-      let input = bytes(chunk)
-      for (;;) {
-        const output = await session.push(input, last)
+    async #run(input, last, flush, deliver) {
+      while (!this.#closed) {
+        const output = await (this.#decoding ? this.#session.push(input, last) : this.#session.push(input, flush))
         input = EMPTY
-        if (output.length) controller.enqueue(output)
-        if (!session.more) return
+        if (this.#closed) return
+        if (output.length) await deliver(output)
+        if (!this.#decoding || !this.#session.more) return
       }
     }
-    const { readable, writable } = new TransformStream({
-      transform: (chunk, controller) => decode(chunk, false, controller),
-      flush: (controller) => decode(EMPTY, true, controller),
-    })
-    this.readable = readable
-    this.writable = writable
   }
-}
 
-module.exports = {
-  ZstdCompress,
-  ZstdDecompress,
-  createCompressStream,
-  createDecompressStream,
-  ZstdCompressionStream,
-  ZstdDecompressionStream,
+  /** Splits stream options into the stream machinery's and zstd's. */
+  function split(options) {
+    if (options === undefined || options === null) return [{}, {}]
+    if (typeof options !== 'object') throw invalidType('options', 'an object of stream options', options)
+    const { highWaterMark, signal, ...zstd } = options
+    return [{ highWaterMark, signal }, zstd]
+  }
+
+  function compressEngine(options) {
+    // Streams compress single-threaded: `workers` does not apply.
+    const { level, checksum, dictionary } = compressOptions(options, 'options')
+    const { pledgedSize } = options
+    const pledged = pledgedSize === undefined ? undefined : integer(pledgedSize, 'options.pledgedSize', 0, Number.MAX_SAFE_INTEGER)
+    return new Engine(new CompressSession(level, checksum, dictionary, pledged), false)
+  }
+
+  function decompressEngine(options) {
+    const { maxOutputLength, windowLogMax, dictionary } = decompressOptions(options)
+    return new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary), true)
+  }
+
+  /** A zero-length chunk of our own that asks the compressor to flush. */
+  const FLUSH = Buffer.alloc(0)
+
+  /** Node's side of the engine: outputs are pushed, and wait for `_read` when the reader is full. */
+  class ZstdTransform extends Transform {
+    #engine
+    #resume = null
+    #deliver = (output) => {
+      if (!this.push(output)) return new Promise((resolve) => (this.#resume = resolve))
+    }
+
+    constructor(options, makeEngine) {
+      const [streamOptions, zstdOptions] = split(options)
+      const engine = makeEngine(zstdOptions)
+      super(streamOptions)
+      this.#engine = engine
+    }
+
+    _transform(chunk, encoding, callback) {
+      const step = chunk === FLUSH ? this.#engine.flush(this.#deliver) : this.#engine.write(chunk, this.#deliver)
+      step.then(() => callback(), callback)
+    }
+
+    _flush(callback) {
+      this.#engine.end(this.#deliver).then(() => callback(), callback)
+    }
+
+    _read(size) {
+      const resume = this.#resume
+      this.#resume = null
+      resume?.()
+      super._read(size)
+    }
+
+    _destroy(error, callback) {
+      this.#engine.close()
+      this.#resume?.()
+      callback(error)
+    }
+  }
+
+  class ZstdCompress extends ZstdTransform {
+    constructor(options) {
+      super(options, compressEngine)
+    }
+
+    /** Emits everything written so far as decodable data (zstd's flush), for live protocols. */
+    flush(callback) {
+      this.write(FLUSH, callback)
+    }
+  }
+
+  class ZstdDecompress extends ZstdTransform {
+    constructor(options) {
+      super(options, decompressEngine)
+    }
+  }
+
+  /** A Node Transform stream that compresses into one zstd frame. */
+  function createCompressStream(options) {
+    return new ZstdCompress(options)
+  }
+
+  /** A Node Transform stream that decompresses zstd frames (with or without a recorded size, concatenated, skippable). */
+  function createDecompressStream(options) {
+    return new ZstdDecompress(options)
+  }
+
+  /**
+   * The Web side of the engine: a writable and a readable, like a TransformStream's, except
+   * that each output waits until the reader has room for it (a TransformStream lets one write
+   * enqueue any number of outputs without waiting).
+   */
+  function webPair(engine) {
+    let controller
+    let waiting = null // the writer's wait for the reader: { resolve, reject }
+    let failure = null // why the pair stopped, once it has
+    const wake = () => {
+      const wait = waiting
+      waiting = null
+      if (wait) failure ? wait.reject(failure.reason) : wait.resolve()
+    }
+    const stop = (reason) => {
+      failure ??= { reason }
+      engine.close()
+      wake()
+    }
+    const deliver = (output) => {
+      if (failure) throw failure.reason
+      controller.enqueue(output)
+      if (controller.desiredSize <= 0) return new Promise((resolve, reject) => (waiting = { resolve, reject }))
+    }
+    const fail = (error) => {
+      if (!failure) {
+        stop(error)
+        controller.error(error)
+      }
+      throw error
+    }
+    const readable = new ReadableStream({
+      start: (readableController) => {
+        controller = readableController
+      },
+      pull: wake,
+      cancel: (reason) => stop(reason ?? new Error('The readable side was cancelled')),
+    })
+    const writable = new WritableStream({
+      write: (chunk) => {
+        if (failure) throw failure.reason
+        return engine.write(bytes(chunk, 'chunk'), deliver).catch(fail)
+      },
+      close: () => engine.end(deliver).then(() => controller.close(), fail),
+      abort: (reason) => {
+        if (!failure) {
+          stop(reason)
+          controller.error(reason)
+        }
+      },
+    })
+    return { readable, writable }
+  }
+
+  /** Like the web platform's `CompressionStream`, for zstd: `readable.pipeThrough(new ZstdCompressionStream())`. */
+  class ZstdCompressionStream {
+    constructor(options) {
+      const { readable, writable } = webPair(compressEngine(split(options)[1]))
+      this.readable = readable
+      this.writable = writable
+    }
+  }
+
+  /** Like the web platform's `DecompressionStream`, for zstd. */
+  class ZstdDecompressionStream {
+    constructor(options) {
+      const { readable, writable } = webPair(decompressEngine(split(options)[1]))
+      this.readable = readable
+      this.writable = writable
+    }
+  }
+
+  return {
+    ZstdCompress,
+    ZstdDecompress,
+    createCompressStream,
+    createDecompressStream,
+    ZstdCompressionStream,
+    ZstdDecompressionStream,
+  }
 }

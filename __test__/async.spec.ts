@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompress, decompressSync, poolStats } from '../index.js'
+import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
 import { corpus, textOfLength } from './helpers'
 
 declare const gc: () => void

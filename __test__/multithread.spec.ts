@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { compress, compressSync, configurePool, decompress, decompressSync, poolStats } from '../index.js'
+import { compress, compressSync, configurePool, decompress, decompressSync, poolStats } from 'zstd-pool'
 import { skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
 
 const big = textOfLength(20 << 20)

@@ -1,7 +1,7 @@
 import { cpus } from 'node:os'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { compress, compressSync, configurePool, decompress, decompressSync, poolStats } from '../index.js'
+import { compress, compressSync, configurePool, decompress, decompressSync, poolStats } from 'zstd-pool'
 import { corpusFile } from './helpers'
 
 const defaultMaxIdle = poolStats().compressors.maxIdleContexts

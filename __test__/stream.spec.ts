@@ -14,7 +14,7 @@ import {
   trainDictionary,
   ZstdCompressionStream,
   ZstdDecompressionStream,
-} from '../main.js'
+} from 'zstd-pool'
 import { corpus, corpusFile, jsonRecords, rleBomb, skippableFrame, skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
 
 declare const gc: () => void

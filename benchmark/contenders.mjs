@@ -8,7 +8,7 @@ const requireRoot = createRequire(new URL('../package.json', import.meta.url))
 const requirePeer = createRequire(new URL('./peers/package.json', import.meta.url))
 export const LEVEL = 3
 
-const zstdPool = requireRoot('./index.js')
+const zstdPool = requireRoot('./main.js')
 const defaultMaxIdle = zstdPool.poolStats().compressors.maxIdleContexts
 
 /** Libraries that could not be loaded, with the reason, for the report. */

@@ -7,7 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { payloads, repeated } from './corpus.mjs'
 
 const require = createRequire(import.meta.url)
-const { compress, compressSync, decompressSync } = require('../index.js')
+const { compress, compressSync, decompressSync } = require('../main.js')
 
 const median = (values) => values.sort((a, b) => a - b)[values.length >> 1]
 const fmt = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(2)} µs`)

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { jsonRecords } from '../__test__/records.mjs'
 
 const require = createRequire(import.meta.url)
-const zstd = require('../index.js')
+const zstd = require('../main.js')
 
 function micros(fn, ms = 400) {
   let calls = 0

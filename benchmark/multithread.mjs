@@ -10,7 +10,7 @@ import { cpus } from 'node:os'
 import { repeated } from './corpus.mjs'
 
 const require = createRequire(import.meta.url)
-const zstd = require('../index.js')
+const zstd = require('../main.js')
 const SIZE = 32 << 20
 
 function millis(input, options, calls = 5) {
@@ -27,7 +27,7 @@ function millis(input, options, calls = 5) {
 /** RSS held by one cached multi-threaded context, measured in a process of its own. */
 function rssOfCachedContext(level, workers) {
   const script = `
-    const { default: zstd } = await import(${JSON.stringify(new URL('../index.js', import.meta.url).href)})
+    const { default: zstd } = await import(${JSON.stringify(new URL('../main.js', import.meta.url).href)})
     const { repeated } = await import(${JSON.stringify(new URL('./corpus.mjs', import.meta.url).href)})
     const input = repeated(${SIZE})
     const rss = () => { gc(); gc(); return process.memoryUsage().rss }

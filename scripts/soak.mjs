@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
 const require = createRequire(import.meta.url)
-const zstd = require('../index.js')
+const zstd = require('../main.js')
 const root = fileURLToPath(new URL('..', import.meta.url))
 const seconds = Number(process.argv[2] ?? 600)
 const maxGrowthMb = Number(process.argv[3] ?? 32)

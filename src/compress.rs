@@ -1,6 +1,6 @@
 //! One-shot compression of a byte slice into a standard zstd frame.
 
-use zstd::zstd_safe::{self, CCtx, CDict, CParameter};
+use zstd::zstd_safe::{self, CCtx, CDict, CParameter, WriteBuf};
 
 use crate::error::Failure;
 
@@ -47,14 +47,26 @@ pub fn compress(
   params: CompressParams,
   dictionary: Option<&CDict<'static>>,
 ) -> Result<Vec<u8>, Failure> {
-  configure(cctx, params, dictionary)?;
   let bound = zstd_safe::compress_bound(input.len());
   let mut output = Vec::new();
   output.try_reserve_exact(bound).map_err(|_| Failure::OutOfMemory { bytes: bound })?;
+  compress_into(cctx, input, params, dictionary, &mut output)?;
+  Ok(output)
+}
+
+/// [`compress`] into `output`, which should have room for `compress_bound(input.len())` bytes
+/// (with less, it may fail with `ZSTD_error_dstSize_tooSmall`). Returns the frame's length.
+pub fn compress_into<C: WriteBuf + ?Sized>(
+  cctx: &mut CCtx<'static>,
+  input: &[u8],
+  params: CompressParams,
+  dictionary: Option<&CDict<'static>>,
+  output: &mut C,
+) -> Result<usize, Failure> {
+  configure(cctx, params, dictionary)?;
   // compress2 knows the whole input, so it writes the content size into the frame header and
   // sizes the window to the input.
-  cctx.compress2(&mut output, input).map_err(Failure::Zstd)?;
-  Ok(output)
+  cctx.compress2(output, input).map_err(Failure::Zstd)
 }
 
 #[cfg(test)]

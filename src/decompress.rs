@@ -1,7 +1,7 @@
 //! Decompression of whole inputs: one or more frames, with or without a recorded content size,
 //! skippable frames included, never producing more than a caller's limit.
 
-use zstd::zstd_safe::{self, DCtx, DDict, DParameter, InBuffer, OutBuffer, WriteBuf};
+use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode, DCtx, DDict, DParameter, InBuffer, OutBuffer, WriteBuf};
 
 use crate::dict::Prepared;
 use crate::error::Failure;
@@ -31,9 +31,10 @@ pub enum OutputPlan {
   /// Every frame records its content size; this is their sum, and the input's blocks can
   /// hold that much, so the output can be allocated once, exactly.
   Exact(usize),
-  /// Some frame does not record its size (or the header cannot be trusted): start with this
-  /// capacity and grow, up to the limit.
-  Growable(usize),
+  /// Some frame does not record its size, or the input's blocks cannot produce what the
+  /// frames declare: start with `initial` bytes of room and grow, up to the limit. When every
+  /// frame declares its size, `declared` is their sum, and the output must come to exactly that.
+  Growable { initial: usize, declared: Option<u64> },
 }
 
 /// What the frame and block headers of an input say about its decompressed size.
@@ -61,7 +62,9 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
   let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None };
   let mut rest = input;
   while !rest.is_empty() {
+    // SAFETY: ZSTD_FrameHeader is plain integers, for which all zeroes is a valid value.
     let mut header: ZSTD_FrameHeader = unsafe { std::mem::zeroed() };
+    // SAFETY: libzstd reads at most `rest.len()` bytes from `rest` and writes only `header`.
     if unsafe { ZSTD_getFrameHeader(&mut header, rest.as_ptr().cast(), rest.len()) } != 0 {
       return None;
     }
@@ -86,6 +89,10 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
       let (consumed, produced) = match kind {
         0 => (size, size as u64),
         1 => (1, size as u64),
+        // A compressed block has at least a literals header and a sequences header (libzstd's
+        // MIN_CBLOCK_SIZE): a shorter one produces nothing (libzstd's streaming decoder skips an
+        // empty one as if it were no block).
+        2 if size < 2 => (size, 0),
         2 => (size, block_size_max),
         _ => return None,
       };
@@ -137,7 +144,7 @@ pub fn plan_output(input: &[u8], limits: Limits, dictionary: Option<&Prepared>) 
   let initial = guess
     .min(usize::try_from(bound).unwrap_or(usize::MAX))
     .min(max_output_length.saturating_add(1));
-  Ok(OutputPlan::Growable(initial))
+  Ok(OutputPlan::Growable { initial, declared })
 }
 
 /// Where the decompression loop stopped.
@@ -172,18 +179,19 @@ fn run<C: WriteBuf + ?Sized>(
   }
 }
 
-/// Decompresses into `output`, which must be exactly the size [`plan_output`] found.
+/// Decompresses into `output`, which must have room for `expected` bytes, the size
+/// [`plan_output`] found.
 ///
 /// [`plan_output`] has checked that the input is a sequence of complete frames, so one-shot
 /// decoding applies: it decodes straight into `output`, with no window buffer and no copy.
-pub fn decompress_exact(
+pub fn decompress_exact<C: WriteBuf + ?Sized>(
   dctx: &mut DCtx<'static>,
   input: &[u8],
-  output: &mut [u8],
+  output: &mut C,
+  expected: usize,
   dictionary: Option<&DDict<'static>>,
 ) -> Result<(), Failure> {
   use_dictionary(dctx, dictionary)?;
-  let expected = output.len();
   match dctx.decompress(output, input) {
     Ok(written) if written == expected => Ok(()),
     // The frames hold more or less than they declare: corrupt, whatever libzstd noticed first
@@ -194,11 +202,13 @@ pub fn decompress_exact(
 }
 
 /// Decompresses into a buffer that starts at `initial` bytes and doubles, failing as soon as
-/// the output would pass the limit.
+/// the output would pass the limit. With `declared` (the frames' declared sizes, summed), an
+/// output of any other size is corrupt: libzstd's streaming decoder does not always check.
 pub fn decompress_growable(
   dctx: &mut DCtx<'static>,
   input: &[u8],
   initial: usize,
+  declared: Option<u64>,
   limits: Limits,
   dictionary: Option<&DDict<'static>>,
 ) -> Result<Vec<u8>, Failure> {
@@ -217,6 +227,9 @@ pub fn decompress_growable(
       return Err(Failure::OutputTooLarge { limit: max_output_length, declared: None });
     }
     match stop {
+      Stop::Finished if declared.is_some_and(|declared| declared != output.len() as u64) => {
+        return Err(Failure::Zstd(corruption_code()))
+      }
       Stop::Finished => return Ok(output),
       Stop::OutputFull => {
         let grown = output.capacity().saturating_mul(2).min(capacity_limit);
@@ -251,11 +264,10 @@ pub fn decompress_to_vec(
     OutputPlan::Exact(len) => {
       let mut output = Vec::new();
       reserve_to(&mut output, len)?;
-      output.resize(len, 0);
-      decompress_exact(dctx, input, &mut output, ddict)?;
+      decompress_exact(dctx, input, &mut output, len, ddict)?;
       Ok(output)
     }
-    OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits, ddict),
+    OutputPlan::Growable { initial, declared } => decompress_growable(dctx, input, initial, declared, limits, ddict),
   }
 }
 
@@ -269,16 +281,14 @@ fn reserve_to(output: &mut Vec<u8>, capacity: usize) -> Result<(), Failure> {
 /// "destination buffer is too small" (the output was sized from the declaration), which is
 /// corruption of the input, not a mistake of the caller's.
 pub(crate) fn decode_error(code: usize) -> Failure {
-  use zstd_safe::zstd_sys::{ZSTD_ErrorCode, ZSTD_getErrorCode};
-  if unsafe { ZSTD_getErrorCode(code) } == ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall {
+  if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall) {
     return Failure::Zstd(corruption_code());
   }
   Failure::Zstd(code)
 }
 
 fn corruption_code() -> usize {
-  // ZSTD_error_corruption_detected, as libzstd encodes error results: (size_t)-code.
-  0usize.wrapping_sub(zstd_safe::zstd_sys::ZSTD_ErrorCode::ZSTD_error_corruption_detected as usize)
+  crate::error::zstd_error(ZSTD_ErrorCode::ZSTD_error_corruption_detected)
 }
 
 #[cfg(test)]
@@ -331,7 +341,7 @@ mod tests {
   fn grows_the_output_for_frames_without_a_content_size() {
     let data = text(3_000_000);
     let frame = streamed_frame(&data);
-    assert!(matches!(plan_output(&frame, unlimited(), None).unwrap(), OutputPlan::Growable(_)));
+    assert!(matches!(plan_output(&frame, unlimited(), None).unwrap(), OutputPlan::Growable { declared: None, .. }));
     assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
   }
 
@@ -383,6 +393,23 @@ mod tests {
     assert!(matches!(plan_output(&input, unlimited(), None), Err(Failure::WindowTooLarge { .. })));
     let wide_open = Limits { window_log_max: MAX_WINDOW_LOG_MAX, ..unlimited() };
     assert!(matches!(plan_output(&input, wide_open, None), Err(Failure::WindowTooLarge { .. })));
+  }
+
+  #[test]
+  fn a_frame_of_empty_blocks_is_not_what_it_declares() {
+    // 768 KiB of empty compressed blocks under a header declaring 32 GiB: libzstd's streaming
+    // decoder skips empty blocks, and would return nothing as a success.
+    let mut input = vec![0x28, 0xb5, 0x2f, 0xfd, 0xc0, (17 - 10) << 3];
+    input.extend_from_slice(&(32u64 << 30).to_le_bytes());
+    let blocks = (768 << 10) / 3;
+    for i in 0..blocks {
+      input.extend_from_slice(&[if i == blocks - 1 { 0x05 } else { 0x04 }, 0, 0]);
+    }
+    assert!(matches!(plan_output(&input, unlimited(), None).unwrap(), OutputPlan::Growable { declared: Some(_), .. }));
+    let outcome = decompress_to_vec(&mut DCtx::create(), &input, unlimited(), None);
+    assert!(matches!(outcome, Err(Failure::Zstd(code)) if code == corruption_code()), "{outcome:?}");
+    let limited = Limits { max_output_length: 1 << 30, ..unlimited() };
+    assert!(matches!(decompress_to_vec(&mut DCtx::create(), &input, limited, None), Err(Failure::OutputTooLarge { .. })));
   }
 
   #[test]

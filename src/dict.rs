@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use zstd::zstd_safe::{zstd_sys, CDict, DDict};
+use zstd::zstd_safe::{self, zstd_sys, CDict, DDict};
 
 use crate::error::Failure;
 
@@ -23,7 +23,7 @@ impl Prepared {
       return Err(Failure::BadDictionary("a dictionary cannot be empty"));
     }
     let ddict = DDict::try_create(&bytes).ok_or(Failure::BadDictionary("its tables are corrupt"))?;
-    let id = unsafe { zstd_sys::ZSTD_getDictID_fromDict(bytes.as_ptr().cast(), bytes.len()) };
+    let id = zstd_safe::get_dict_id_from_dict(&bytes).map_or(0, |id| id.get());
     let prepared = Self { bytes, id, ddict, cdicts: Mutex::new(Vec::new()) };
     prepared.cdict(crate::compress::DEFAULT_LEVEL)?;
     Ok(prepared)
@@ -54,11 +54,19 @@ impl Prepared {
   }
 }
 
-/// Trains a dictionary of at most `size` bytes on `samples`, tuned for `level`.
-pub fn train(samples: &[&[u8]], size: usize, level: i32) -> Result<Vec<u8>, Failure> {
-  let sizes: Vec<usize> = samples.iter().map(|sample| sample.len()).collect();
-  let flat: Vec<u8> = samples.concat();
-  let mut dictionary = vec![0u8; size];
+/// Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end
+/// in `samples`, `sizes[i]` bytes each.
+pub fn train(samples: &[u8], sizes: &[usize], size: usize, level: i32) -> Result<Vec<u8>, Failure> {
+  let training_failed = || Failure::TrainingFailed { samples: sizes.len(), bytes: samples.len(), size };
+  let total = sizes.iter().try_fold(0usize, |total, &len| total.checked_add(len));
+  if total != Some(samples.len()) || u32::try_from(sizes.len()).is_err() {
+    return Err(training_failed());
+  }
+  let mut dictionary = Vec::new();
+  dictionary.try_reserve_exact(size).map_err(|_| Failure::OutOfMemory { bytes: size })?;
+  dictionary.resize(size, 0);
+  // SAFETY: ZDICT_fastCover_params_t is plain integers, for which all zeroes is a valid value
+  // (and asks libzstd for its defaults).
   let mut params: zstd_sys::ZDICT_fastCover_params_t = unsafe { std::mem::zeroed() };
   // libzstd's own defaults for ZDICT_trainFromBuffer, plus the target level.
   params.d = 8;
@@ -66,18 +74,21 @@ pub fn train(samples: &[&[u8]], size: usize, level: i32) -> Result<Vec<u8>, Fail
   params.f = 20;
   params.accel = 1;
   params.zParams.compressionLevel = level;
+  // SAFETY: libzstd writes at most `dictionary.len()` bytes into `dictionary`, reads the samples
+  // as `sizes` says, which sum to `samples.len()` (checked above), and writes back only `params`.
   let written = unsafe {
     zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover(
       dictionary.as_mut_ptr().cast(),
       dictionary.len(),
-      flat.as_ptr().cast(),
+      samples.as_ptr().cast(),
       sizes.as_ptr(),
       sizes.len() as u32,
       &mut params,
     )
   };
+  // SAFETY: a pure function of its argument.
   if unsafe { zstd_sys::ZDICT_isError(written) } != 0 {
-    return Err(Failure::TrainingFailed { samples: samples.len(), bytes: flat.len(), size });
+    return Err(training_failed());
   }
   dictionary.truncate(written);
   Ok(dictionary)
@@ -87,6 +98,10 @@ pub fn train(samples: &[&[u8]], size: usize, level: i32) -> Result<Vec<u8>, Fail
 mod tests {
   use super::*;
 
+  fn flat(samples: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
+    (samples.concat(), samples.iter().map(Vec::len).collect())
+  }
+
   fn records(count: usize) -> Vec<Vec<u8>> {
     (0..count)
       .map(|i| format!(r#"{{"id":{i},"user":"user{}","action":"{}","ok":{},"ms":{}}}"#, i % 97, ["login", "view", "buy"][i % 3], i % 2 == 0, i * 7 % 1000).into_bytes())
@@ -95,9 +110,8 @@ mod tests {
 
   #[test]
   fn trains_a_dictionary_that_libzstd_accepts() {
-    let samples = records(2000);
-    let slices: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
-    let dictionary = train(&slices, 4096, 3).unwrap();
+    let (samples, sizes) = flat(&records(2000));
+    let dictionary = train(&samples, &sizes, 4096, 3).unwrap();
     let prepared = Prepared::new(dictionary).unwrap();
     assert_ne!(prepared.id(), 0);
     assert!(Arc::ptr_eq(&prepared.cdict(3).unwrap(), &prepared.cdict(3).unwrap()));
@@ -105,9 +119,9 @@ mod tests {
 
   #[test]
   fn refuses_too_few_samples_and_corrupt_dictionaries() {
-    let samples = records(3);
-    let slices: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
-    assert!(matches!(train(&slices, 4096, 3), Err(Failure::TrainingFailed { .. })));
+    let (samples, sizes) = flat(&records(3));
+    assert!(matches!(train(&samples, &sizes, 4096, 3), Err(Failure::TrainingFailed { .. })));
+    assert!(matches!(train(&samples, &[1, 2], 4096, 3), Err(Failure::TrainingFailed { .. })));
     let mut corrupt = vec![0x37, 0xa4, 0x30, 0xec, 1, 2, 3, 4];
     corrupt.extend([0xffu8; 200]);
     assert!(Prepared::new(corrupt).is_err());

@@ -1,12 +1,13 @@
-//! Every failure the library reports, and the one place where it becomes a JavaScript error.
+//! Every failure the native side reports, and what it looks like to JavaScript: the error class,
+//! the `code` and the message. Plain Rust: `node.rs` makes the JavaScript error from this.
+//!
+//! Wrong argument types and out-of-range values never get here: the package entry (`main.js`)
+//! checks every argument before it calls native code.
 
-use std::ptr;
+use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode};
 
-use napi::sys;
-use zstd::zstd_safe::zstd_sys::{self, ZSTD_ErrorCode};
-
-/// Why a call failed. Built anywhere (including libuv threads); turned into a JS value only on
-/// the JavaScript thread, by [`Failure::to_js`].
+/// Why a call failed. Built anywhere (libuv threads included); turned into a JavaScript value
+/// only on the JavaScript thread.
 #[derive(Debug)]
 pub enum Failure {
   /// libzstd returned an error code.
@@ -21,14 +22,12 @@ pub enum Failure {
   OutOfMemory { bytes: usize },
   /// libzstd could not allocate a new context.
   NoContext,
-  /// A wrong type for an argument or option (`TypeError`).
-  InvalidType { name: &'static str, expected: &'static str, received: String },
-  /// A value of the right type outside the accepted range (`RangeError`).
-  OutOfRange { name: &'static str, expected: String, received: String },
-  /// The call's `AbortSignal` fired before the work could run.
+  /// The work was cancelled (its `AbortSignal` fired) before it ran.
   Aborted,
   /// A stream session that ended (or failed) was given more.
   StreamEnded,
+  /// A stream session was given a step while its previous step was still running.
+  StepInProgress,
   /// The build lacks a capability the call asked for.
   Unsupported(&'static str),
   /// Dictionary bytes that libzstd cannot use.
@@ -43,167 +42,98 @@ pub enum Failure {
   Panicked,
 }
 
-enum ErrorClass {
+/// The JavaScript class of an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
   Error,
-  TypeError,
   RangeError,
 }
 
+/// How a failure reads in JavaScript.
+#[derive(Debug)]
+pub struct ErrorShape {
+  pub class: ErrorClass,
+  /// The error's `code`: libzstd's own error name for zstd failures (as `node:zlib` names
+  /// them), Node's codes otherwise.
+  pub code: &'static str,
+  pub message: String,
+}
+
 impl Failure {
-  fn class_code_message(&self) -> (ErrorClass, String, String) {
-    match self {
+  pub fn shape(&self) -> ErrorShape {
+    use ErrorClass::{Error, RangeError};
+    let (class, code, message) = match self {
       Failure::Zstd(code) => {
         let name = zstd_error_code_name(*code);
         let hint = if name == "ZSTD_error_frameParameter_windowTooLarge" { " (raise the windowLogMax option to decode it)" } else { "" };
-        (ErrorClass::Error, name.to_owned(), format!("zstd: {}{hint}", zstd::zstd_safe::get_error_name(*code)))
+        (Error, name, format!("zstd: {}{hint}", zstd_safe::get_error_name(*code)))
       }
       Failure::WindowTooLarge { window, window_log_max } => (
-        ErrorClass::Error,
-        "ZSTD_error_frameParameter_windowTooLarge".to_owned(),
+        Error,
+        "ZSTD_error_frameParameter_windowTooLarge",
         format!(
-          "zstd: a frame needs a window of {window} bytes, more than windowLogMax ({window_log_max}, {} bytes) allows; raise the windowLogMax option to decode it",
+          "zstd: a frame needs a window of {window} bytes, more than windowLogMax ({window_log_max}, {} bytes) allows; \
+           raise the windowLogMax option to decode it",
           1u64 << window_log_max
         ),
       ),
       Failure::Truncated => (
-        ErrorClass::Error,
-        zstd_error_code_name_of(ZSTD_ErrorCode::ZSTD_error_srcSize_wrong).to_owned(),
+        Error,
+        "ZSTD_error_srcSize_wrong",
         "zstd: input ended in the middle of a frame (truncated, or empty)".to_owned(),
       ),
       Failure::OutputTooLarge { limit, declared: Some(declared) } => (
-        ErrorClass::RangeError,
-        "ERR_BUFFER_TOO_LARGE".to_owned(),
+        RangeError,
+        "ERR_BUFFER_TOO_LARGE",
         format!("zstd frame declares {declared} bytes of output, more than maxOutputLength ({limit} bytes)"),
       ),
-      Failure::OutputTooLarge { limit, declared: None } => (
-        ErrorClass::RangeError,
-        "ERR_BUFFER_TOO_LARGE".to_owned(),
-        format!("decompressed data exceeds maxOutputLength ({limit} bytes)"),
-      ),
-      Failure::OutOfMemory { bytes } => (
-        ErrorClass::RangeError,
-        "ERR_MEMORY_ALLOCATION_FAILED".to_owned(),
-        format!("could not allocate {bytes} bytes"),
-      ),
-      Failure::NoContext => (
-        ErrorClass::RangeError,
-        "ERR_MEMORY_ALLOCATION_FAILED".to_owned(),
-        "could not allocate a zstd context".to_owned(),
-      ),
-      Failure::InvalidType { name, expected, received } => (
-        ErrorClass::TypeError,
-        "ERR_INVALID_ARG_TYPE".to_owned(),
-        format!("The \"{name}\" {} must be {expected}. Received {received}", if name.contains('.') { "property" } else { "argument" }),
-      ),
-      Failure::OutOfRange { name, expected, received } => (
-        ErrorClass::RangeError,
-        "ERR_OUT_OF_RANGE".to_owned(),
-        format!("The value of \"{name}\" is out of range. It must be {expected}. Received {received}"),
-      ),
-      Failure::BadDictionary(why) => (
-        ErrorClass::Error,
-        "ZSTD_error_dictionary_corrupted".to_owned(),
-        format!("zstd: not a usable dictionary: {why}"),
-      ),
+      Failure::OutputTooLarge { limit, declared: None } => {
+        (RangeError, "ERR_BUFFER_TOO_LARGE", format!("decompressed data exceeds maxOutputLength ({limit} bytes)"))
+      }
+      Failure::OutOfMemory { bytes } => (RangeError, "ERR_MEMORY_ALLOCATION_FAILED", format!("could not allocate {bytes} bytes")),
+      Failure::NoContext => (RangeError, "ERR_MEMORY_ALLOCATION_FAILED", "could not allocate a zstd context".to_owned()),
+      Failure::BadDictionary(why) => (Error, "ZSTD_error_dictionary_corrupted", format!("zstd: not a usable dictionary: {why}")),
       Failure::TrainingFailed { samples, bytes, size } => (
-        ErrorClass::Error,
-        "ZSTD_error_dictionaryCreation_failed".to_owned(),
+        Error,
+        "ZSTD_error_dictionaryCreation_failed",
         format!(
           "zstd: cannot train a {size}-byte dictionary on {samples} samples ({bytes} bytes): give more samples \
            (thousands are typical, about 100 times the dictionary size in all) or ask for a smaller size"
         ),
       ),
       Failure::DictionaryMismatch { needed, given } => (
-        ErrorClass::Error,
-        "ZSTD_error_dictionary_wrong".to_owned(),
+        Error,
+        "ZSTD_error_dictionary_wrong",
         match given {
           Some(given) => format!("zstd: the frame needs dictionary {needed}, but dictionary {given} was given"),
           None => format!("zstd: the frame needs dictionary {needed}; pass it as the dictionary option"),
         },
       ),
-      Failure::StreamEnded => (
-        ErrorClass::Error,
-        "ERR_STREAM_WRITE_AFTER_END".to_owned(),
-        "zstd-pool: this stream has ended or failed, and takes no more input".to_owned(),
-      ),
-      Failure::Unsupported(what) => (ErrorClass::Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM".to_owned(), format!("zstd-pool: {what}")),
-      Failure::Aborted => (
-        ErrorClass::Error,
-        "ABORT_ERR".to_owned(),
-        "The operation was aborted".to_owned(),
-      ),
-      Failure::Panicked => (
-        ErrorClass::Error,
-        "ERR_INTERNAL_ASSERTION".to_owned(),
-        "zstd-pool: internal error (a panic was caught); please report it".to_owned(),
-      ),
-      Failure::Napi(what) => (
-        ErrorClass::Error,
-        "ERR_NAPI".to_owned(),
-        format!("Node-API call failed: {what}"),
-      ),
-    }
-  }
-
-  /// The JavaScript error object for this failure: an `Error`, `TypeError` or `RangeError` whose
-  /// `code` names the cause (libzstd's own error name for zstd failures, Node's codes otherwise).
-  ///
-  /// # Safety
-  /// Must run on the JavaScript thread that owns `env`.
-  pub unsafe fn to_js(&self, env: sys::napi_env) -> sys::napi_value {
-    let (class, code, message) = self.class_code_message();
-    let mut error = ptr::null_mut();
-    unsafe {
-      let code = string(env, &code);
-      let message = string(env, &message);
-      let create = match class {
-        ErrorClass::Error => sys::napi_create_error,
-        ErrorClass::TypeError => sys::napi_create_type_error,
-        ErrorClass::RangeError => sys::napi_create_range_error,
-      };
-      create(env, code, message, &mut error);
-      if matches!(self, Failure::Aborted) && !error.is_null() {
-        sys::napi_set_named_property(env, error, c"name".as_ptr(), string(env, "AbortError"));
+      Failure::StreamEnded => {
+        (Error, "ERR_STREAM_WRITE_AFTER_END", "zstd-pool: this stream has ended or failed, and takes no more input".to_owned())
       }
-    }
-    error
+      Failure::StepInProgress => (
+        Error,
+        "ERR_INVALID_STATE",
+        "zstd-pool: a stream step is still running; wait for it before the next".to_owned(),
+      ),
+      Failure::Unsupported(what) => (Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", format!("zstd-pool: {what}")),
+      Failure::Aborted => (Error, "ABORT_ERR", "The operation was aborted".to_owned()),
+      Failure::Panicked => {
+        (Error, "ERR_INTERNAL_ASSERTION", "zstd-pool: internal error (a panic was caught); please report it".to_owned())
+      }
+      Failure::Napi(what) => (Error, "ERR_NAPI", format!("Node-API call failed: {what}")),
+    };
+    ErrorShape { class, code, message }
   }
-
-  /// Throws this failure's JavaScript error (with its class and `code`), and returns the
-  /// `napi::Error` that tells napi-rs an exception is pending, so that it throws nothing else.
-  ///
-  /// # Safety
-  /// Must run on the JavaScript thread that owns `env`.
-  pub unsafe fn into_napi(self, env: sys::napi_env) -> napi::Error {
-    let message = self.class_code_message().2;
-    let value = unsafe { self.to_js(env) };
-    if !value.is_null() && unsafe { sys::napi_throw(env, value) } == sys::Status::napi_ok {
-      return napi::Error::new(napi::Status::PendingException, message);
-    }
-    napi::Error::from_reason(message)
-  }
-}
-
-unsafe fn string(env: sys::napi_env, text: &str) -> sys::napi_value {
-  let mut value = ptr::null_mut();
-  unsafe { sys::napi_create_string_utf8(env, text.as_ptr().cast(), text.len() as isize, &mut value) };
-  value
 }
 
 /// libzstd's symbolic name for an error code (`ZSTD_error_corruption_detected`), as used by
 /// `node:zlib` in the `code` of its zstd errors.
 pub fn zstd_error_code_name(code: usize) -> &'static str {
-  zstd_error_code_name_of(unsafe { zstd_sys::ZSTD_getErrorCode(code) })
-}
-
-fn zstd_error_code_name_of(code: ZSTD_ErrorCode) -> &'static str {
   macro_rules! names {
-    ($($variant:ident),* $(,)?) => {
-      match code {
-        $(ZSTD_ErrorCode::$variant => stringify!($variant),)*
-        #[allow(unreachable_patterns)]
-        _ => "ZSTD_error_GENERIC",
-      }
+    ($($kind:ident),* $(,)?) => {
+      $(if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::$kind) { return stringify!($kind); })*
     };
   }
   names!(
@@ -242,8 +172,13 @@ fn zstd_error_code_name_of(code: ZSTD_ErrorCode) -> &'static str {
     ZSTD_error_srcBuffer_wrong,
     ZSTD_error_sequenceProducer_failed,
     ZSTD_error_externalSequences_invalid,
-    ZSTD_error_maxCode,
-  )
+  );
+  "ZSTD_error_GENERIC"
+}
+
+/// libzstd's error result for `kind`, as its functions return it: the negated code.
+pub fn zstd_error(kind: ZSTD_ErrorCode) -> usize {
+  (kind as usize).wrapping_neg()
 }
 
 #[cfg(test)]
@@ -256,5 +191,14 @@ mod tests {
     let mut out = vec![0u8; 16];
     let code = dctx.decompress(&mut out[..], b"definitely not zstd").unwrap_err();
     assert_eq!(zstd_error_code_name(code), "ZSTD_error_prefix_unknown");
+    assert_eq!(zstd_error_code_name(zstd_error(ZSTD_ErrorCode::ZSTD_error_checksum_wrong)), "ZSTD_error_checksum_wrong");
+  }
+
+  #[test]
+  fn every_failure_has_a_code_and_a_message() {
+    for failure in [Failure::Truncated, Failure::Aborted, Failure::StepInProgress, Failure::OutOfMemory { bytes: 1 }] {
+      let shape = failure.shape();
+      assert!(!shape.code.is_empty() && !shape.message.is_empty());
+    }
   }
 }

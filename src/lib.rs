@@ -1,279 +1,436 @@
-//! zstd-pool: zstd for Node.js through pooled compression and decompression contexts.
-//! This file holds only the exports; each module below does one job.
+//! zstd-pool's native binding: one-shot compression and decompression, dictionaries and the
+//! context pools, with typed napi-rs arguments. It is called only by the package entry,
+//! `main.js`, which checks and normalises every argument first (JavaScript validates, native
+//! computes); the binding itself is not part of the public API.
+//!
+//! A call goes through three files: `main.js` (arguments, and the view of a small result),
+//! this file (the work), and `node.rs` (the few Node-API calls made by hand: result Buffers,
+//! the threadpool, errors). `stream.rs` holds the stream sessions. The rest is plain Rust: the
+//! pools (`pool.rs`, `mt.rs`), the codecs (`compress.rs`, `decompress.rs`), dictionaries
+//! (`dict.rs`) and the failures (`error.rs`).
+//!
+//! Every exported function runs on a JavaScript thread, and no JavaScript runs during it
+//! except where `node.rs` says (creating a Promise, async work or an error): the typed
+//! arguments, the input slice among them, are read without running any, and are used only
+//! before such a point. Work for the threadpool owns a copy of its input.
 
-// The codecs and the pools are plain Rust, public for benches/ and the fuzzer (fuzz/).
+#![deny(clippy::all, clippy::undocumented_unsafe_blocks)]
+
 pub mod compress;
 pub mod decompress;
 pub mod dict;
-mod env_state;
 pub mod error;
-mod input;
-mod jobs;
-mod js;
 pub mod mt;
-mod options;
-mod output;
+mod node;
 pub mod pool;
 mod stream;
-mod task;
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::*;
-use napi::sys;
+use napi::{Env, Result};
 use napi_derive::napi;
+use zstd::zstd_safe::{self, WriteBuf};
 
+use crate::compress::{CompressParams, DEFAULT_LEVEL};
+use crate::decompress::{Limits, OutputPlan};
 use crate::dict::Prepared;
 use crate::error::Failure;
-use crate::jobs::{CompressJob, DecompressJob};
+use crate::node::{Cancellation, Js, PrivateBuffer, Slab, RESULTS_IN_PLACE};
 use crate::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS, MAX_IDLE_LIMIT};
 
-/// The lowest (fastest) compression level libzstd accepts.
-#[napi]
-pub const MIN_LEVEL: i32 = options::MIN_LEVEL;
-/// The highest compression level libzstd accepts (slowest, smallest output).
-#[napi]
-pub const MAX_LEVEL: i32 = options::MAX_LEVEL;
-/// The level used when none is given.
-#[napi]
-pub const DEFAULT_LEVEL: i32 = compress::DEFAULT_LEVEL;
+/// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
+/// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
+const SHARED_BELOW: usize = 4096;
 
-/// A JavaScript value made by hand; napi-rs passes it through as it is.
-pub struct JsResult(sys::napi_value);
+/// The largest result Buffer allocated before decoding, from the sizes the frames declare.
+/// Node 20 and 22 abort the process when a Buffer cannot be allocated, so what a header claims
+/// is trusted only up to what the input's blocks can produce and this cap; a larger declared
+/// size is decoded into native memory, allocated fallibly, and copied out once produced.
+const MAX_UPFRONT: usize = 64 << 20;
 
-impl ToNapiValue for JsResult {
-  unsafe fn to_napi_value(_env: sys::napi_env, value: Self) -> Result<sys::napi_value> {
-    Ok(value.0)
+/// The most multi-threaded contexts `configurePool` lets the cache keep.
+const MAX_IDLE_MULTITHREADED: u32 = 64;
+
+/// What `main.js` needs to know about this build and libzstd, read once when it loads.
+#[napi(object)]
+pub struct Capabilities {
+  pub min_level: i32,
+  pub max_level: i32,
+  pub default_level: i32,
+  /// The most worker threads libzstd accepts; 0 when it has no multi-threading (WASI).
+  pub max_workers: u32,
+  pub min_window_log_max: u32,
+  pub max_window_log_max: u32,
+  pub default_window_log_max: u32,
+  /// Whether results can be written into the caller's slab (not under WASI).
+  pub results_in_place: bool,
+  /// Results smaller than this go into the slab; `main.js` keeps at least this much room.
+  pub shared_below: u32,
+  pub max_idle_contexts_limit: u32,
+  pub max_idle_multithreaded_contexts_limit: u32,
+}
+
+#[napi]
+pub fn capabilities() -> Capabilities {
+  Capabilities {
+    min_level: zstd_safe::min_c_level(),
+    max_level: zstd_safe::max_c_level(),
+    default_level: DEFAULT_LEVEL,
+    max_workers: mt::max_workers(),
+    min_window_log_max: decompress::MIN_WINDOW_LOG_MAX,
+    max_window_log_max: decompress::MAX_WINDOW_LOG_MAX,
+    default_window_log_max: decompress::DEFAULT_WINDOW_LOG_MAX,
+    results_in_place: RESULTS_IN_PLACE,
+    shared_below: SHARED_BELOW as u32,
+    max_idle_contexts_limit: MAX_IDLE_LIMIT as u32,
+    max_idle_multithreaded_contexts_limit: MAX_IDLE_MULTITHREADED,
   }
 }
 
-fn raw(value: Option<Unknown>) -> Option<sys::napi_value> {
-  value.map(|value| value.raw())
-}
-
-fn finish(env: &Env, result: std::result::Result<sys::napi_value, Failure>) -> Result<JsResult> {
-  result.map(JsResult).map_err(|failure| unsafe { failure.into_napi(env.raw()) })
-}
-
-/// Promise-returning functions report bad arguments as a rejection too, never a throw.
-fn finish_async(env: &Env, result: std::result::Result<sys::napi_value, Failure>) -> Result<JsResult> {
-  let result = result.or_else(|failure| unsafe { task::rejected_promise(env.raw(), &failure) });
-  finish(env, result)
-}
-
-/// Compresses `data` into one zstd frame that records its content size.
-/// `level` is a number, or an object of options; it defaults to `DEFAULT_LEVEL` (3).
-#[napi(ts_args_type = "data: Input, level?: number | CompressOptions", ts_return_type = "Buffer")]
-pub fn compress_sync(env: Env, data: Unknown, level: Option<Unknown>) -> Result<JsResult> {
-  let env_raw = env.raw();
-  let result = unsafe {
-    options::read_compress_options(env_raw, raw(level)).and_then(|request| {
-      let input = input::read_input(env_raw, data.raw())?;
-      task::run_sync(env_raw, CompressJob { input, params: request.params, dictionary: request.dictionary })
-    })
-  };
-  finish(&env, result)
-}
-
-/// Compresses `data` on the libuv threadpool; see `compressSync`.
-#[napi(ts_args_type = "data: Input, level?: number | CompressOptions", ts_return_type = "Promise<Buffer>")]
-pub fn compress(env: Env, data: Unknown, level: Option<Unknown>) -> Result<JsResult> {
-  let env_raw = env.raw();
-  let result = unsafe {
-    options::read_compress_options(env_raw, raw(level)).and_then(|request| {
-      let input = input::read_input(env_raw, data.raw())?;
-      let job = CompressJob { input, params: request.params, dictionary: request.dictionary };
-      task::run_async(env_raw, job, request.signal)
-    })
-  };
-  finish_async(&env, result)
-}
-
-/// Decompresses every frame in `data` (frames with or without a recorded size, concatenated
-/// frames, skippable frames) and returns the concatenated output.
-#[napi(ts_args_type = "data: Input, options?: DecompressOptions", ts_return_type = "Buffer")]
-pub fn decompress_sync(env: Env, data: Unknown, options: Option<Unknown>) -> Result<JsResult> {
-  let env_raw = env.raw();
-  let result = unsafe {
-    options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
-      let input = input::read_input(env_raw, data.raw())?;
-      task::run_sync(env_raw, DecompressJob::new(env_raw, input, request.limits, request.dictionary, true)?)
-    })
-  };
-  finish(&env, result)
-}
-
-/// Decompresses `data` on the libuv threadpool; see `decompressSync`.
-#[napi(ts_args_type = "data: Input, options?: DecompressOptions", ts_return_type = "Promise<Buffer>")]
-pub fn decompress(env: Env, data: Unknown, options: Option<Unknown>) -> Result<JsResult> {
-  let env_raw = env.raw();
-  let result = unsafe {
-    options::read_decompress_options(env_raw, raw(options)).and_then(|request| {
-      let input = input::read_input(env_raw, data.raw())?;
-      let job = DecompressJob::new(env_raw, input, request.limits, request.dictionary, false)?;
-      task::run_async(env_raw, job, request.signal)
-    })
-  };
-  finish_async(&env, result)
-}
-
-/// A zstd dictionary (from `trainDictionary`, or `zstd --train`), prepared once for any number
-/// of calls on any thread. Pass it as the `dictionary` option of the compress and decompress
-/// functions; frames made with it need it to be decompressed.
+/// A dictionary prepared once (from `trainDictionary` or `zstd --train`) for any number of calls
+/// on any thread; `main.js`'s `Dictionary` holds one.
 #[napi]
-pub struct Dictionary {
+pub struct PreparedDictionary {
   prepared: Arc<Prepared>,
 }
 
 #[napi]
-impl Dictionary {
-  /// Prepares `data` (its bytes are copied). Fails if it is empty or its tables are corrupt.
-  #[napi(constructor, ts_args_type = "data: Input")]
-  pub fn new(env: Env, data: Unknown) -> Result<Self> {
-    let prepared = unsafe { input::read_input(env.raw(), data.raw()) }
-      .and_then(|mut bytes| {
-        bytes.own()?;
-        Prepared::new(bytes.as_slice().to_vec())
-      })
-      .map_err(|failure| unsafe { failure.into_napi(env.raw()) })?;
+impl PreparedDictionary {
+  /// Prepares a copy of `bytes`. Fails if they are empty or their tables are corrupt.
+  #[napi(constructor)]
+  pub fn new(env: Env, bytes: &[u8]) -> Result<Self> {
+    let prepared = node::guarded(|| Prepared::new(bytes.to_vec())).map_err(|failure| node::throw(&env, failure))?;
     Ok(Self { prepared: Arc::new(prepared) })
   }
 
-  /// The dictionary ID that frames made with it record; 0 for raw content, which has none.
+  /// The dictionary ID frames made with it record; 0 for raw content, which has none.
   #[napi(getter)]
   pub fn id(&self) -> u32 {
     self.prepared.id()
   }
 
-  /// The dictionary's size in bytes.
   #[napi(getter)]
-  pub fn size(&self) -> u32 {
-    self.prepared.bytes().len() as u32
-  }
-
-  /// The prepared dictionary behind `value`, if it is a `Dictionary` of this addon.
-  unsafe fn prepared_of(env: sys::napi_env, value: sys::napi_value) -> Option<Arc<Prepared>> {
-    let mut wrapped = std::ptr::null_mut();
-    unsafe {
-      if sys::napi_unwrap(env, value, &mut wrapped) != sys::Status::napi_ok || wrapped.is_null() {
-        return None;
-      }
-      // The type tag proves the wrapped pointer is a Dictionary, not another class's object.
-      validate_type_tag(env, value, &<Dictionary as TypeTag>::type_tag(), "Dictionary").ok()?;
-      Some((*wrapped.cast::<Dictionary>()).prepared.clone())
-    }
+  pub fn size(&self) -> f64 {
+    self.prepared.bytes().len() as f64
   }
 }
 
-/// Trains a dictionary on `samples` (typically thousands of small, similar records, about 100
-/// times the dictionary size in all) for `new Dictionary(...)` or `zstd -D`.
-#[napi(ts_args_type = "samples: Input[], options?: TrainOptions", ts_return_type = "Buffer")]
-pub fn train_dictionary(env: Env, samples: Unknown, options: Option<Unknown>) -> Result<JsResult> {
-  let env_raw = env.raw();
-  let result = unsafe {
-    options::read_train_options(env_raw, raw(options)).and_then(|(size, level)| {
-      let inputs = input::read_inputs(env_raw, samples.raw())?;
-      let slices: Vec<&[u8]> = inputs.iter().map(input::Input::as_slice).collect();
-      let dictionary = dict::train(&slices, size, level)?;
-      output::copy_to_buffer(env_raw, &dictionary)
-    })
+fn prepared(dictionary: Option<&PreparedDictionary>) -> Option<Arc<Prepared>> {
+  dictionary.map(|dictionary| dictionary.prepared.clone())
+}
+
+/// A copy of an input, for work that runs after the call returns.
+fn owned(input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
+  let mut copy = node::try_vec(input.len())?;
+  copy.extend_from_slice(input);
+  Ok(copy)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compression
+
+/// Compresses `input` into one frame that records its content size.
+///
+/// `inline_micros` decides where the work runs: here, on the calling thread, if its estimated
+/// time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
+/// threadpool, and the result is a Promise. A result that runs here and is smaller than
+/// `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
+/// length; other results are Buffers.
+#[napi(ts_return_type = "number | Buffer | Promise<Buffer>")]
+#[allow(clippy::too_many_arguments)]
+pub fn compress(
+  env: Env,
+  input: &[u8],
+  level: i32,
+  checksum: bool,
+  workers: u32,
+  dictionary: Option<&PreparedDictionary>,
+  inline_micros: f64,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Slab>,
+  slab_offset: u32,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let call = CompressCall {
+    params: CompressParams { level, checksum, workers: mt::effective_workers(workers) },
+    dictionary: prepared(dictionary),
   };
-  finish(&env, result)
+  let result = if call.estimated_micros(input.len()) <= inline_micros {
+    call.run_here(&env, input, slab, slab_offset)
+  } else {
+    owned(input).and_then(|input| node::queue(&env, CompressJob { input, call }, cancellation))
+  };
+  result.map_err(|failure| node::throw(&env, failure))
 }
 
-/// The compression session behind `createCompressStream` and `ZstdCompressionStream`: one
-/// frame, fed chunk by chunk on the libuv threadpool. Use those classes rather than this.
-#[napi]
-pub struct CompressSession {
-  session: Arc<stream::Session<stream::CompressState>>,
+struct CompressCall {
+  params: CompressParams,
+  dictionary: Option<Arc<Prepared>>,
 }
 
-#[napi]
-impl CompressSession {
-  #[napi(constructor, ts_args_type = "options?: CompressStreamOptions")]
-  pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-    let env_raw = env.raw();
-    unsafe {
-      options::read_compress_options(env_raw, raw(options))
-        .and_then(|request| {
-          let pledged = options::read_pledged_size(env_raw, raw(options))?;
-          let params = compress::CompressParams { workers: 0, ..request.params };
-          stream::CompressState::new(params, pledged, request.dictionary)
-        })
-        .map(|state| Self { session: stream::Session::new(state) })
-        .map_err(|failure| failure.into_napi(env_raw))
+impl CompressCall {
+  /// Worker threads pay only for inputs of several libzstd jobs; smaller ones compress on the
+  /// calling thread, with a pooled context.
+  fn multithreaded(&self, len: usize) -> bool {
+    self.params.workers > 0 && mt::pays(self.params.level, len)
+  }
+
+  /// How long compressing `len` bytes should take, in µs: infinite for work that should never
+  /// run on the JavaScript thread of an async call.
+  fn estimated_micros(&self, len: usize) -> f64 {
+    // Measured on a 2-core VM: about 250 MB/s at levels up to 3 for small inputs, slower above.
+    let bytes_per_micro = match self.params.level {
+      ..=3 => 250.0,
+      4..=6 => 100.0,
+      7..=9 => 40.0,
+      _ => return f64::INFINITY,
+    };
+    if self.multithreaded(len) {
+      return f64::INFINITY;
+    }
+    6.0 + len as f64 / bytes_per_micro
+  }
+
+  /// Compresses `input` into `output`, which has room for `compress_bound(input.len())` bytes,
+  /// and returns the frame's length. The context comes from a pool (or, with workers, from the
+  /// cache of multi-threaded contexts) and goes back only if the call succeeded.
+  fn compress_into<C: WriteBuf + ?Sized>(&self, input: &[u8], output: &mut C) -> std::result::Result<usize, Failure> {
+    // Declared before the context, so that a context that fails is freed before its dictionary.
+    let cdict = self.dictionary.as_ref().map(|dictionary| dictionary.cdict(self.params.level)).transpose()?;
+    if self.multithreaded(input.len()) {
+      let mut cctx = mt::CACHE.take(mt::Key { level: self.params.level, workers: self.params.workers })?;
+      let written = compress::compress_into(&mut cctx, input, self.params, cdict.as_deref(), output)?;
+      cctx.give_back();
+      return Ok(written);
+    }
+    let mut cctx = COMPRESSORS.take()?;
+    let params = CompressParams { workers: 0, ..self.params };
+    let written = compress::compress_into(&mut cctx, input, params, cdict.as_deref(), output)?;
+    cctx.give_back();
+    Ok(written)
+  }
+
+  fn compress_to_vec(&self, input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
+    let mut output = node::try_vec(zstd_safe::compress_bound(input.len()))?;
+    self.compress_into(input, &mut output)?;
+    Ok(output)
+  }
+
+  /// Compresses on this thread: into the slab when the frame is sure to be small, else into
+  /// native memory, copied into the slab or a new Buffer.
+  fn run_here(&self, env: &Env, input: &[u8], mut slab: Option<Slab>, offset: u32) -> std::result::Result<Js, Failure> {
+    let bound = zstd_safe::compress_bound(input.len());
+    if bound < SHARED_BELOW {
+      if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bound, input)) {
+        let written = node::guarded(|| self.compress_into(input, &mut room))?;
+        return Js::number(env, written as u32);
+      }
+    }
+    let frame = node::guarded(|| self.compress_to_vec(input))?;
+    small_result(env, &frame, slab, offset, input)
+  }
+}
+
+/// `bytes` as the result: written into the slab if small and it has room, else a new Buffer.
+fn small_result(env: &Env, bytes: &[u8], mut slab: Option<Slab>, offset: u32, input: &[u8]) -> std::result::Result<Js, Failure> {
+  if bytes.len() < SHARED_BELOW {
+    if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bytes.len(), input)) {
+      room.write(bytes);
+      return Js::number(env, bytes.len() as u32);
+    }
+  }
+  node::buffer_copy(env, bytes)
+}
+
+struct CompressJob {
+  input: Vec<u8>,
+  call: CompressCall,
+}
+
+impl node::Job for CompressJob {
+  type Output = Vec<u8>;
+  const NAME: &'static str = "zstd-pool:compress";
+
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    self.call.compress_to_vec(&self.input)
+  }
+
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    node::buffer_copy(env, &output)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decompression
+
+/// Decompresses every frame in `input` (frames with or without a recorded size, concatenated
+/// frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
+/// runs, and what the result is, as for [`compress`].
+#[napi(ts_return_type = "number | Buffer | Promise<Buffer>")]
+#[allow(clippy::too_many_arguments)]
+pub fn decompress(
+  env: Env,
+  input: &[u8],
+  max_output_length: f64,
+  window_log_max: u32,
+  dictionary: Option<&PreparedDictionary>,
+  inline_micros: f64,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Slab>,
+  slab_offset: u32,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
+  let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
+  let call = DecompressCall { limits, dictionary: prepared(dictionary) };
+  call.run(&env, input, inline_micros, slab, slab_offset, cancellation).map_err(|failure| node::throw(&env, failure))
+}
+
+struct DecompressCall {
+  limits: Limits,
+  dictionary: Option<Arc<Prepared>>,
+}
+
+impl DecompressCall {
+  fn run(
+    self,
+    env: &Env,
+    input: &[u8],
+    inline_micros: f64,
+    slab: Option<Slab>,
+    offset: u32,
+    cancellation: Option<&Cancellation>,
+  ) -> std::result::Result<Js, Failure> {
+    // The frame walk refuses what the limits or the dictionary rule out, before any work.
+    let plan = decompress::plan_output(input, self.limits, self.dictionary.as_deref())?;
+    if estimated_micros(plan) <= inline_micros {
+      return self.run_here(env, input, plan, slab, offset);
+    }
+    let destination = match plan {
+      // A Buffer of its own, written in place on the threadpool: see `PrivateBuffer`.
+      OutputPlan::Exact(len) if RESULTS_IN_PLACE && (SHARED_BELOW..=MAX_UPFRONT).contains(&len) => {
+        Destination::InPlace(PrivateBuffer::new(env, len)?)
+      }
+      plan => Destination::Native(plan),
+    };
+    let job = DecompressJob { input: owned(input)?, call: self, destination };
+    node::queue(env, job, cancellation)
+  }
+
+  fn run_here(&self, env: &Env, input: &[u8], plan: OutputPlan, mut slab: Option<Slab>, offset: u32) -> std::result::Result<Js, Failure> {
+    match plan {
+      OutputPlan::Exact(len) if len < SHARED_BELOW => {
+        if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, len, input)) {
+          node::guarded(|| self.decode_exact(input, &mut room, len))?;
+          return Js::number(env, len as u32);
+        }
+        node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, output, len)))
+      }
+      OutputPlan::Exact(len) if len <= MAX_UPFRONT => {
+        node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, output, len)))
+      }
+      plan => {
+        let bytes = node::guarded(|| self.decode_to_vec(input, plan))?;
+        small_result(env, &bytes, slab, offset, input)
+      }
     }
   }
 
-  /// Frees the context (now, or when the running step ends): the stream was destroyed.
-  #[napi]
-  pub fn close(&self) {
-    self.session.close();
+  /// Decodes frames that declare `len` bytes in all into `output`, which has room for them.
+  fn decode_exact<C: WriteBuf + ?Sized>(&self, input: &[u8], output: &mut C, len: usize) -> std::result::Result<(), Failure> {
+    // The dictionary outlives the context's use of it: the context is given back (reset) or
+    // freed before this returns.
+    let ddict = self.dictionary.as_deref().map(Prepared::ddict);
+    let mut dctx = DECOMPRESSORS.take()?;
+    decompress::decompress_exact(&mut dctx, input, output, len, ddict)?;
+    dctx.give_back();
+    Ok(())
   }
 
-  /// Compresses `chunk`; `flush` 1 emits everything so far as decodable data, 2 ends the frame.
-  #[napi(ts_args_type = "chunk: Input, flush: number", ts_return_type = "Promise<Buffer>")]
-  pub fn push(&self, env: Env, chunk: Unknown, flush: u32) -> Result<JsResult> {
-    let env_raw = env.raw();
-    let flush = match flush {
-      0 => stream::Flush::No,
-      1 => stream::Flush::Block,
-      _ => stream::Flush::Frame,
-    };
-    let result = unsafe {
-      input::read_input(env_raw, chunk.raw())
-        .and_then(|input| task::run_async(env_raw, stream::CompressStep { session: self.session.clone(), input, flush }, None))
-    };
-    finish_async(&env, result)
+  /// Decodes into native memory: frames of unknown size grow their buffer as they go, declared
+  /// sizes past `MAX_UPFRONT` are allocated fallibly.
+  fn decode_to_vec(&self, input: &[u8], plan: OutputPlan) -> std::result::Result<Vec<u8>, Failure> {
+    match plan {
+      OutputPlan::Exact(len) => {
+        let mut output = node::try_vec(len)?;
+        self.decode_exact(input, &mut output, len)?;
+        Ok(output)
+      }
+      OutputPlan::Growable { initial, declared } => {
+        let ddict = self.dictionary.as_deref().map(Prepared::ddict);
+        let mut dctx = DECOMPRESSORS.take()?;
+        let output = decompress::decompress_growable(&mut dctx, input, initial, declared, self.limits, ddict)?;
+        dctx.give_back();
+        Ok(output)
+      }
+    }
   }
 }
 
-/// The decompression session behind `createDecompressStream` and `ZstdDecompressionStream`.
-/// Use those classes rather than this.
-#[napi]
-pub struct DecompressSession {
-  session: Arc<stream::Session<stream::DecompressState>>,
+/// How long a decompression should take, in µs: about 1 GB/s of output plus a fixed cost.
+/// Output of unknown size is never guessed at.
+fn estimated_micros(plan: OutputPlan) -> f64 {
+  match plan {
+    OutputPlan::Exact(len) => 3.0 + len as f64 / 1000.0,
+    OutputPlan::Growable { .. } => f64::INFINITY,
+  }
 }
 
-#[napi]
-impl DecompressSession {
-  #[napi(constructor, ts_args_type = "options?: DecompressOptions")]
-  pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-    let env_raw = env.raw();
-    unsafe {
-      options::read_decompress_options(env_raw, raw(options))
-        .and_then(|request| stream::DecompressState::new(request.limits, request.dictionary))
-        .map(|state| Self { session: stream::Session::new(state) })
-        .map_err(|failure| failure.into_napi(env_raw))
+/// Where a queued decompression writes.
+enum Destination {
+  /// The result Buffer itself, allocated at the declared size before queueing.
+  InPlace(PrivateBuffer),
+  /// Native memory, copied into a Buffer on completion.
+  Native(OutputPlan),
+}
+
+struct DecompressJob {
+  input: Vec<u8>,
+  call: DecompressCall,
+  destination: Destination,
+}
+
+enum Decoded {
+  InPlace,
+  Native(Vec<u8>),
+}
+
+impl node::Job for DecompressJob {
+  type Output = Decoded;
+  const NAME: &'static str = "zstd-pool:decompress";
+
+  fn compute(&mut self) -> std::result::Result<Decoded, Failure> {
+    match &mut self.destination {
+      Destination::InPlace(buffer) => {
+        let len = buffer.len();
+        self.call.decode_exact(&self.input, &mut buffer.output(), len)?;
+        Ok(Decoded::InPlace)
+      }
+      Destination::Native(plan) => Ok(Decoded::Native(self.call.decode_to_vec(&self.input, *plan)?)),
     }
   }
 
-  /// Frees the context (now, or when the running step ends): the stream was destroyed.
-  #[napi]
-  pub fn close(&self) {
-    self.session.close();
-  }
-
-  /// Decompresses `chunk` (at most 1 MiB of output a step; when `more` is true, push an empty
-  /// chunk for the rest). `last` says the stream ends after it.
-  #[napi(ts_args_type = "chunk: Input, last: boolean", ts_return_type = "Promise<Buffer>")]
-  pub fn push(&self, env: Env, chunk: Unknown, last: bool) -> Result<JsResult> {
-    let env_raw = env.raw();
-    let result = unsafe {
-      input::read_input(env_raw, chunk.raw())
-        .and_then(|input| task::run_async(env_raw, stream::DecompressStep { session: self.session.clone(), input, last }, None))
-    };
-    finish_async(&env, result)
-  }
-
-  /// The last step stopped at its output limit: push an empty chunk for the rest.
-  #[napi(getter)]
-  pub fn more(&self) -> bool {
-    self.session.read(|state| state.more)
+  fn resolve(self, env: &Env, output: Decoded) -> std::result::Result<Js, Failure> {
+    match (output, self.destination) {
+      (Decoded::InPlace, Destination::InPlace(buffer)) => buffer.into_value(env),
+      (Decoded::Native(bytes), _) => node::buffer_copy(env, &bytes),
+      (Decoded::InPlace, Destination::Native(_)) => Err(Failure::Panicked),
+    }
   }
 }
 
-/// Counters of one context pool.
+// ---------------------------------------------------------------------------------------------
+// Dictionaries and the pools
+
+/// Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end
+/// in `samples`, `sizes[i]` bytes each.
+#[napi(ts_return_type = "Buffer")]
+pub fn train_dictionary(env: Env, samples: &[u8], sizes: &[u32], size: u32, level: i32) -> Result<Js> {
+  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  node::guarded(|| dict::train(samples, &sizes, size as usize, level))
+    .and_then(|dictionary| node::buffer_copy(&env, &dictionary))
+    .map_err(|failure| node::throw(&env, failure))
+}
+
+/// Counters of one context pool (or of the multi-threaded cache).
 #[napi(object)]
 pub struct ContextPoolStats {
   /// Contexts ever created.
@@ -324,19 +481,16 @@ pub fn pool_stats() -> PoolStats {
   }
 }
 
-/// Changes how many idle contexts each pool keeps (0 turns pooling off: a fresh context per
-/// call), and how many multi-threaded contexts stay cached, freeing those beyond. Returns the
-/// resulting counters.
-#[napi(ts_args_type = "options: PoolOptions")]
-pub fn configure_pool(env: Env, options: Unknown) -> Result<PoolStats> {
-  let settings = unsafe { options::read_pool_options(env.raw(), options.raw(), MAX_IDLE_LIMIT) }
-    .map_err(|failure| unsafe { failure.into_napi(env.raw()) })?;
-  if let Some(max_idle) = settings.max_idle_contexts {
-    COMPRESSORS.set_max_idle(max_idle);
-    DECOMPRESSORS.set_max_idle(max_idle);
+/// Sets how many idle contexts each pool keeps and how many multi-threaded contexts stay
+/// cached, freeing those beyond; each is left as it is when not given.
+#[napi]
+pub fn configure_pool(max_idle_contexts: Option<u32>, max_idle_multithreaded_contexts: Option<u32>) -> PoolStats {
+  if let Some(max_idle) = max_idle_contexts {
+    COMPRESSORS.set_max_idle(max_idle as usize);
+    DECOMPRESSORS.set_max_idle(max_idle as usize);
   }
-  if let Some(max_idle) = settings.max_idle_multithreaded_contexts {
-    mt::CACHE.set_max_idle(max_idle);
+  if let Some(max_idle) = max_idle_multithreaded_contexts {
+    mt::CACHE.set_max_idle(max_idle.min(MAX_IDLE_MULTITHREADED) as usize);
   }
-  Ok(pool_stats())
+  pool_stats()
 }

@@ -21,6 +21,7 @@ use crate::pool::{Counts, Home, Lease, PoolCounters};
 /// 2 workers, level 1 is 1.27x faster at 4 MiB, level 3 0.99x at 8 MiB and 1.81x at 16 MiB,
 /// level 9 0.98x at 16 MiB and 1.14x at 32 MiB.
 pub fn pays(level: i32, len: usize) -> bool {
+  // SAFETY: a pure function of its arguments.
   let params = unsafe { zstd_sys::ZSTD_getCParams(level, len as u64, 0) };
   // As ZSTDMT_computeTargetJobLog does without long-distance matching.
   let job_log = (params.windowLog + 2).clamp(20, 30);
@@ -49,15 +50,30 @@ pub static CACHE: Lazy<MtCache> = Lazy::new(|| MtCache::new(DEFAULT_MAX_IDLE));
 
 /// Whether this build of libzstd can compress with worker threads.
 pub fn available() -> bool {
-  let bounds = unsafe { zstd_sys::ZSTD_cParam_getBounds(zstd_sys::ZSTD_cParameter::ZSTD_c_nbWorkers) };
-  let failed = unsafe { zstd_sys::ZSTD_isError(bounds.error) } != 0;
-  !failed && bounds.upperBound > 0
+  max_workers() > 0
 }
 
-/// The most workers libzstd accepts.
+/// The most workers libzstd accepts: 0 when it cannot compress with worker threads.
 pub fn max_workers() -> u32 {
+  // SAFETY: a pure function of its argument.
   let bounds = unsafe { zstd_sys::ZSTD_cParam_getBounds(zstd_sys::ZSTD_cParameter::ZSTD_c_nbWorkers) };
+  // SAFETY: a pure function of its argument.
+  if unsafe { zstd_sys::ZSTD_isError(bounds.error) } != 0 {
+    return 0;
+  }
   bounds.upperBound.max(0) as u32
+}
+
+/// The worker threads a call asking for `requested` gets. One worker would only move the work
+/// off a thread that then waits for it, so 0 and 1 both mean single-threaded. More workers than
+/// cores would only take turns on them; libzstd writes the same bytes with any number of workers
+/// from 1 up, so the count is capped at the cores without changing the output.
+pub fn effective_workers(requested: u32) -> u32 {
+  if requested < 2 {
+    return 0;
+  }
+  let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+  requested.min(cores.max(2))
 }
 
 /// The leased context, and the key it goes back under.

@@ -1,21 +1,24 @@
 //! Stream sessions: a compression or decompression that lasts a whole stream, owning a pooled
-//! context from its first chunk to its end, each chunk worked on the libuv threadpool. The Node
-//! and Web stream classes (stream.js) sit on top.
+//! context from its first chunk to its end, each chunk (a step) worked on the libuv threadpool.
+//! The Node and Web stream classes of `stream.js` sit on top; the sessions are not public.
+//!
+//! A session takes one step at a time, in order: a step given while another is still running is
+//! refused (`ERR_INVALID_STATE`), so that chunks can never interleave into a corrupt frame.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use napi::{Env, Result};
+use napi_derive::napi;
 use zstd::zstd_safe::{zstd_sys::ZSTD_EndDirective, CCtx, DCtx, DParameter, InBuffer, OutBuffer};
 
 use crate::compress::CompressParams;
 use crate::decompress::Limits;
 use crate::dict::Prepared;
 use crate::error::Failure;
-use crate::input::Input;
-use crate::js::{Env, Value};
-use crate::output;
+use crate::node::{self, Js};
 use crate::pool::{ContextPool, Lease, COMPRESSORS, DECOMPRESSORS};
-use crate::task::Job;
+use crate::{owned, prepared, PreparedDictionary};
 
 type CompressorLease = Lease<CCtx<'static>, &'static ContextPool<CCtx<'static>>>;
 type DecompressorLease = Lease<DCtx<'static>, &'static ContextPool<DCtx<'static>>>;
@@ -28,11 +31,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
   mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A session's state, and whether its stream was destroyed: then its context is freed as soon
-/// as no step is using it (at once, or when the running step ends).
+/// A session's state, whether its stream was destroyed (then its context is freed as soon as no
+/// step is using it: at once, or when the running step ends), and whether a step is under way.
 pub struct Session<S> {
   state: Mutex<S>,
   closed: AtomicBool,
+  stepping: AtomicBool,
 }
 
 /// What a session state gives up when its stream is destroyed.
@@ -42,7 +46,15 @@ pub trait Closable {
 
 impl<S: Closable> Session<S> {
   pub fn new(state: S) -> Arc<Self> {
-    Arc::new(Self { state: Mutex::new(state), closed: AtomicBool::new(false) })
+    Arc::new(Self { state: Mutex::new(state), closed: AtomicBool::new(false), stepping: AtomicBool::new(false) })
+  }
+
+  /// Starts a step, or refuses it while the previous one is under way.
+  fn begin_step(self: &Arc<Self>) -> std::result::Result<StepGuard<S>, Failure> {
+    if self.stepping.swap(true, Ordering::AcqRel) {
+      return Err(Failure::StepInProgress);
+    }
+    Ok(StepGuard(self.clone()))
   }
 
   pub fn close(&self) {
@@ -67,6 +79,16 @@ impl<S: Closable> Session<S> {
   }
 }
 
+/// A step under way: the session takes the next when this drops, with the step's work (on the
+/// JavaScript thread, when the step completes, before its Promise's reactions run).
+pub struct StepGuard<S>(Arc<Session<S>>);
+
+impl<S> Drop for StepGuard<S> {
+  fn drop(&mut self) {
+    self.0.stepping.store(false, Ordering::Release);
+  }
+}
+
 impl Closable for CompressState {
   fn free_context(&mut self) {
     self.context = None;
@@ -80,6 +102,7 @@ impl Closable for DecompressState {
 }
 
 /// What a compression step does after taking its input.
+#[napi]
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Flush {
   /// Nothing more: output comes as libzstd has it.
@@ -97,7 +120,7 @@ pub struct CompressState {
 }
 
 impl CompressState {
-  pub fn new(params: CompressParams, pledged_size: Option<u64>, dictionary: Option<Arc<Prepared>>) -> Result<Self, Failure> {
+  pub fn new(params: CompressParams, pledged_size: Option<u64>, dictionary: Option<Arc<Prepared>>) -> std::result::Result<Self, Failure> {
     let mut cctx = COMPRESSORS.take()?;
     let cdict = dictionary.as_ref().map(|dictionary| dictionary.cdict(params.level)).transpose()?;
     crate::compress::configure(&mut cctx, params, cdict.as_deref())?;
@@ -110,32 +133,27 @@ impl CompressState {
 
 /// One chunk through a compression session. Stream steps always take the threadpool (no
 /// `estimated_micros`): streams are for data that does not fit one call.
-pub struct CompressStep {
-  pub session: Arc<Session<CompressState>>,
-  pub input: Input,
-  pub flush: Flush,
+struct CompressStep {
+  step: StepGuard<CompressState>,
+  input: Vec<u8>,
+  flush: Flush,
 }
 
-impl Job for CompressStep {
+impl node::Job for CompressStep {
   type Output = Vec<u8>;
   const NAME: &'static str = "zstd-pool:compress-stream";
 
-  fn compute(&mut self) -> Result<Vec<u8>, Failure> {
-    let (input, flush) = (self.input.as_slice(), self.flush);
-    self.session.with(|state| compress_step(state, input, flush))
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    let (input, flush) = (&self.input[..], self.flush);
+    self.step.0.with(|state| compress_step(state, input, flush))
   }
 
-  unsafe fn deliver(&mut self, env: Env, output: Vec<u8>) -> Result<Value, Failure> {
-    unsafe { output::copy_to_buffer(env, &output) }
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    node::buffer_copy(env, &output)
   }
-
-  unsafe fn detach(&mut self, _env: Env) -> Result<(), Failure> {
-    self.input.own()
-  }
-
 }
 
-fn compress_step(state: &mut CompressState, chunk: &[u8], flush: Flush) -> Result<Vec<u8>, Failure> {
+fn compress_step(state: &mut CompressState, chunk: &[u8], flush: Flush) -> std::result::Result<Vec<u8>, Failure> {
   let Some(cctx) = state.context.as_mut() else {
     return Err(Failure::StreamEnded);
   };
@@ -191,7 +209,7 @@ pub struct DecompressState {
 }
 
 impl DecompressState {
-  pub fn new(limits: Limits, dictionary: Option<Arc<Prepared>>) -> Result<Self, Failure> {
+  pub fn new(limits: Limits, dictionary: Option<Arc<Prepared>>) -> std::result::Result<Self, Failure> {
     let mut dctx = DECOMPRESSORS.take()?;
     dctx.set_parameter(DParameter::WindowLogMax(limits.window_log_max)).map_err(Failure::Zstd)?;
     if let Some(dictionary) = dictionary.as_deref() {
@@ -213,20 +231,20 @@ impl DecompressState {
 
 /// One chunk (or, with an empty chunk, the rest of the previous one) through a decompression
 /// session.
-pub struct DecompressStep {
-  pub session: Arc<Session<DecompressState>>,
-  pub input: Input,
+struct DecompressStep {
+  step: StepGuard<DecompressState>,
+  input: Vec<u8>,
   /// The stream ends after this chunk: a frame still open means the input was truncated.
-  pub last: bool,
+  last: bool,
 }
 
-impl Job for DecompressStep {
+impl node::Job for DecompressStep {
   type Output = Vec<u8>;
   const NAME: &'static str = "zstd-pool:decompress-stream";
 
-  fn compute(&mut self) -> Result<Vec<u8>, Failure> {
-    let (input, last) = (self.input.as_slice(), self.last);
-    self.session.with(|state| {
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    let (input, last) = (&self.input[..], self.last);
+    self.step.0.with(|state| {
       let result = step(state, input, last);
       if result.is_err() {
         state.context = None;
@@ -239,17 +257,12 @@ impl Job for DecompressStep {
     })
   }
 
-  unsafe fn deliver(&mut self, env: Env, output: Vec<u8>) -> Result<Value, Failure> {
-    unsafe { output::copy_to_buffer(env, &output) }
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    node::buffer_copy(env, &output)
   }
-
-  unsafe fn detach(&mut self, _env: Env) -> Result<(), Failure> {
-    self.input.own()
-  }
-
 }
 
-fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> Result<Vec<u8>, Failure> {
+fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> std::result::Result<Vec<u8>, Failure> {
   let Some(dctx) = state.context.as_mut() else {
     return Err(Failure::StreamEnded);
   };
@@ -295,4 +308,79 @@ fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> Result<Vec<u8>
     return Err(Failure::Truncated);
   }
   Ok(output)
+}
+
+/// The compression session behind `stream.js`'s compress streams: one frame, fed step by step.
+#[napi]
+pub struct CompressSession {
+  session: Arc<Session<CompressState>>,
+}
+
+#[napi]
+impl CompressSession {
+  /// `pledged_size`, when given, is recorded in the frame header; the stream fails if the total
+  /// it is given differs.
+  #[napi(constructor)]
+  pub fn new(env: Env, level: i32, checksum: bool, dictionary: Option<&PreparedDictionary>, pledged_size: Option<f64>) -> Result<Self> {
+    let params = CompressParams { level, checksum, workers: 0 };
+    node::guarded(|| CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)))
+      .map(|state| Self { session: Session::new(state) })
+      .map_err(|failure| node::throw(&env, failure))
+  }
+
+  /// Compresses `chunk` on the libuv threadpool; a Promise of the output so far.
+  #[napi(ts_return_type = "Promise<Buffer>")]
+  pub fn push(&self, env: Env, chunk: &[u8], flush: Flush) -> Result<Js> {
+    self
+      .session
+      .begin_step()
+      .and_then(|step| node::queue(&env, CompressStep { step, input: owned(chunk)?, flush }, None))
+      .map_err(|failure| node::throw(&env, failure))
+  }
+
+  /// Frees the context (now, or when the running step ends): the stream was destroyed.
+  #[napi]
+  pub fn close(&self) {
+    self.session.close();
+  }
+}
+
+/// The decompression session behind `stream.js`'s decompress streams.
+#[napi]
+pub struct DecompressSession {
+  session: Arc<Session<DecompressState>>,
+}
+
+#[napi]
+impl DecompressSession {
+  #[napi(constructor)]
+  pub fn new(env: Env, max_output_length: f64, window_log_max: u32, dictionary: Option<&PreparedDictionary>) -> Result<Self> {
+    let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
+    node::guarded(|| DecompressState::new(limits, prepared(dictionary)))
+      .map(|state| Self { session: Session::new(state) })
+      .map_err(|failure| node::throw(&env, failure))
+  }
+
+  /// Decompresses `chunk` on the libuv threadpool, at most `MAX_STEP_OUTPUT` bytes a step: when
+  /// `more` is then true, push an empty chunk for the rest. `last` says the stream ends after it.
+  #[napi(ts_return_type = "Promise<Buffer>")]
+  pub fn push(&self, env: Env, chunk: &[u8], last: bool) -> Result<Js> {
+    self
+      .session
+      .begin_step()
+      .and_then(|step| node::queue(&env, DecompressStep { step, input: owned(chunk)?, last }, None))
+      .map_err(|failure| node::throw(&env, failure))
+  }
+
+  /// The last step stopped at its output limit: push an empty chunk for the rest.
+  #[napi(getter)]
+  pub fn more(&self) -> bool {
+    self.session.read(|state| state.more)
+  }
+
+  /// Frees the context (now, or when the running step ends): the stream was destroyed.
+  #[napi]
+  pub fn close(&self) {
+    self.session.close();
+  }
 }

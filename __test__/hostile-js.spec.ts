@@ -1,0 +1,224 @@
+// JavaScript that runs inside a call (getters, Proxy traps, async_hooks, patched globals, abort
+// listeners) and JavaScript that detaches, resizes or transfers buffers must never crash the
+// process, hang it, or change another call's result. Each test here failed on the binding layer
+// before it was rebuilt (issue 11); the crashes run in child processes, on every Node at hand.
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+
+import * as zstd from 'zstd-pool'
+import { compress, compressSync, createDecompressStream, decompress, decompressSync, ZstdDecompressionStream } from 'zstd-pool'
+import { hostile, nodes, rleBomb, textOfLength } from './helpers'
+
+declare const gc: () => void
+
+const fulfilled = expect.objectContaining({ status: 'fulfilled' })
+const codedFailure = expect.objectContaining({ status: 'rejected', code: expect.stringMatching(/^(ZSTD_error_\w+|ERR_\w+)$/) })
+
+describe.each(nodes)('in a child process on Node $version', ({ path, major }) => {
+  it('an abort listener called after its call completed does nothing (no crash, no later call aborted)', () => {
+    expect(hostile(path, 'stale-abort-listener')).toEqual({ staleWasListener: true, unrelated: ['fulfilled', 'fulfilled'] })
+  })
+
+  it('an async_hooks init hook that shrinks or transfers the input cannot crash compress, decompress or a stream write', () => {
+    const [compressed, decompressed, streamed] = hostile(path, 'shrink:async-hook')
+    expect(compressed).toEqual(fulfilled)
+    // The input was emptied before the call owned a copy of it: nothing to decode.
+    expect(decompressed).toEqual(expect.objectContaining({ code: 'ZSTD_error_prefix_unknown' }))
+    expect(streamed).toEqual(fulfilled)
+    expect(hostile(path, 'transfer:async-hook')).toEqual(fulfilled)
+  })
+
+  it('a signal whose `aborted` getter shrinks the input on a second read is read once', () => {
+    expect(hostile(path, 'shrink:signal-reads')).toEqual(fulfilled)
+  })
+
+  it('getters on globals and a patched Buffer.from or process.getBuiltinModule cannot shrink an input under a call', () => {
+    expect(hostile(path, 'shrink:first-call-globals')).toEqual([fulfilled, fulfilled])
+    expect(hostile(path, 'shrink:buffer-from')).toEqual([
+      expect.objectContaining({ status: 'fulfilled', length: 3000 }),
+      expect.objectContaining({ status: 'fulfilled', length: 3000 }),
+    ])
+  })
+
+  it('trainDictionary reads every sample before any native code sees one', () => {
+    expect(hostile(path, 'shrink:train-getters')).toEqual(expect.objectContaining({ status: 'fulfilled', length: 4096 }))
+  })
+
+  it('a small frame declaring 32 GiB fails with a coded error, sync and async, never an aborted process', () => {
+    const outcomes = hostile(path, 'declared-size')
+    expect(outcomes).toHaveLength(4)
+    for (const outcome of outcomes) expect(outcome).toEqual(codedFailure)
+  })
+
+  it.runIf(major <= 22)('a frame declaring 3 GiB fails with a coded error under a memory limit (ulimit -v)', () => {
+    const outcomes = hostile(path, 'declared-size', { args: [String(3 * 2 ** 30)], memoryLimitKiB: 3_000_000 })
+    for (const outcome of outcomes) expect(outcome).toEqual(codedFailure)
+  })
+
+  it('a signal whose addEventListener or removeEventListener throws still gives a Promise that settles', () => {
+    expect(hostile(path, 'throwing-listeners')).toEqual({
+      thrown: null,
+      first: expect.objectContaining({ status: 'rejected', message: 'listener refused' }),
+      second: fulfilled,
+    })
+  })
+
+  it('JavaScript that a first call runs, calling back in, does not deadlock', () => {
+    expect(hostile(path, 'reentrant-first-call')).toBe('hello')
+  })
+
+  it('detaching one small result (a BYOB read, transfer()) leaves every other result whole', () => {
+    const { attempts, sharedSlab, secondIntact } = hostile(path, 'detach-small-result')
+    expect(secondIntact).toBe(true)
+    // Small results share memory only where nothing can detach it.
+    if (attempts.some((attempt: string) => attempt.endsWith('detached'))) expect(sharedSlab).toBe(false)
+  })
+
+  it.runIf(major === 22)('reads a Float16Array whole (Node 22 with --js-float16array)', () => {
+    expect(hostile(path, 'float16', { flags: ['--js-float16array'] })).toEqual({ byteLength: 2000, roundTrip: 2000, equal: true })
+  })
+})
+
+describe('the Promise functions', () => {
+  it('reject, never throw, whatever the arguments do: throwing getters and Proxy traps included', async () => {
+    const throwing = { get level() { throw new Error('level getter') } }
+    const trap = new Proxy({}, { get: () => { throw new Error('proxy trap') }, has: () => { throw new Error('proxy trap') } })
+    const calls = [
+      () => compress('x', throwing),
+      () => compress('x', trap),
+      () => compress('x', { signal: trap as any }),
+      () => compress('x', { signal: { aborted: false, addEventListener: () => { throw new Error('listener') } } as any }),
+      () => decompress(compressSync('x'), { get maxOutputLength(): number { throw new Error('getter') } }),
+      () => decompress(compressSync('x'), trap),
+      () => compress(trap as any),
+      () => compress(Symbol('x') as any),
+    ]
+    for (const call of calls) {
+      let promise: Promise<Buffer> | undefined
+      expect(() => (promise = call())).not.toThrow()
+      await expect(promise).rejects.toThrow()
+    }
+  })
+
+  it('read a signal once: one whose `aborted` changes between reads neither breaks a call nor leaks one', async () => {
+    let reads = 0
+    const signal = { get aborted() { return reads++ % 2 ? undefined : false }, addEventListener() {}, removeEventListener() {} } as any
+    const input = textOfLength(64 << 10)
+    const results = await Promise.allSettled(Array.from({ length: 200 }, () => compress(input, { level: 9, signal })))
+    expect(results.map((result) => result.status)).toEqual(Array(200).fill('fulfilled'))
+  })
+})
+
+describe('JavaScript that runs inside a call and calls back in', () => {
+  it('changes no result: async_hooks, getters and patched prototypes that call the library again', async () => {
+    const { createHook } = await import('node:async_hooks')
+    const inner = textOfLength(3000)
+    const innerFrame = compressSync(inner)
+    let depth = 0
+    const reenter = () => {
+      if (depth > 0) return
+      depth++
+      try {
+        if (!decompressSync(compressSync(inner)).equals(inner) || !decompressSync(innerFrame).equals(inner)) throw new Error('inner call wrong')
+        void compress(inner)
+      } finally {
+        depth--
+      }
+    }
+    const hook = createHook({ init: reenter }).enable()
+    const realSubarray = Buffer.prototype.subarray
+    Buffer.prototype.subarray = function (this: Buffer, ...args: any[]) {
+      reenter()
+      return realSubarray.apply(this, args as [number, number])
+    }
+    try {
+      for (let i = 0; i < 200; i++) {
+        const input = textOfLength(100 + i * 37)
+        const options = { get level() { reenter(); return 1 + (i % 9) } }
+        const frame = i % 2 ? compressSync(input, options) : await compress(input, options)
+        const back = i % 3 ? decompressSync(frame) : await decompress(frame)
+        expect(back.equals(input), `call ${i}`).toBe(true)
+      }
+    } finally {
+      Buffer.prototype.subarray = realSubarray
+      hook.disable()
+    }
+  })
+})
+
+describe('stream backpressure', () => {
+  // 16 KiB that expand to 512 MiB, one chunk read, then the reader idles.
+  const bomb = rleBomb(4096)
+  const idle = () => new Promise((resolve) => setTimeout(resolve, 1000))
+
+  it('the Web decompression stream produces no more than the reader takes', async () => {
+    gc()
+    const before = process.memoryUsage().rss
+    const reader = new Blob([bomb]).stream().pipeThrough(new ZstdDecompressionStream()).getReader()
+    expect((await reader.read()).value!.length).toBe(1 << 20)
+    await idle()
+    expect(process.memoryUsage().rss - before).toBeLessThan(64 << 20)
+    await reader.cancel()
+  })
+
+  it('the Node decompression stream too', async () => {
+    gc()
+    const before = process.memoryUsage().rss
+    const stream = createDecompressStream()
+    stream.end(bomb)
+    await new Promise((resolve) => stream.once('readable', resolve))
+    expect(stream.read()!.length).toBe(1 << 20)
+    await idle()
+    expect(process.memoryUsage().rss - before).toBeLessThan(64 << 20)
+    stream.destroy()
+  })
+})
+
+describe('the package', () => {
+  it('exports the documented API and nothing else', () => {
+    expect(Object.keys(zstd).filter((name) => name !== 'default').sort()).toEqual(
+      [
+        'compress',
+        'compressSync',
+        'configurePool',
+        'createCompressStream',
+        'createDecompressStream',
+        'decompress',
+        'decompressSync',
+        'DEFAULT_LEVEL',
+        'Dictionary',
+        'MAX_LEVEL',
+        'MIN_LEVEL',
+        'poolStats',
+        'trainDictionary',
+        'ZstdCompress',
+        'ZstdCompressionStream',
+        'ZstdDecompress',
+        'ZstdDecompressionStream',
+      ].sort(),
+    )
+  })
+
+  it("keeps the native sessions internal, and they refuse a step while one is running", async () => {
+    // The binding is not public; this is the one test that loads it, to check its own guard.
+    const binding = createRequire(import.meta.url)('../index.js')
+    const session = new binding.CompressSession(3, false, undefined, undefined)
+    const first = session.push(textOfLength(1 << 20), binding.Flush.No)
+    expect(() => session.push(Buffer.from('interleaved'), binding.Flush.No)).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_STATE' }),
+    )
+    await first
+    const last = await session.push(Buffer.alloc(0), binding.Flush.Frame)
+    expect(last.length).toBeGreaterThan(0)
+  })
+
+  it('reads every ArrayBufferView whole, whatever its element size', () => {
+    const bytes = textOfLength(4096)
+    const kinds = [Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Float32Array, Float64Array, BigInt64Array, DataView]
+    if (typeof (globalThis as any).Float16Array === 'function') kinds.push((globalThis as any).Float16Array)
+    for (const Kind of kinds) {
+      const view = new (Kind as any)(new Uint8Array(bytes).buffer)
+      expect(decompressSync(compressSync(view)).equals(bytes), Kind.name).toBe(true)
+    }
+  })
+})

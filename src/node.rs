@@ -1,0 +1,512 @@
+//! The Node-API calls made by hand, where napi-rs's typed layer would cost measurably more or
+//! cannot say what is needed. Everything else in the crate uses typed napi-rs arguments.
+//!
+//! Three things live here:
+//! - **Result Buffers**: copies of native bytes, Buffers filled natively before any JavaScript
+//!   can see them, and the caller's slab (small results share one `ArrayBuffer`, carved by
+//!   `main.js`);
+//! - **work on the libuv threadpool**: its Promise, its lifecycle and its cancellation;
+//! - **errors**: a [`Failure`] thrown or rejected as the JavaScript error it stands for.
+//!
+//! What the code here may assume, and what it guarantees:
+//! - Every function runs on the JavaScript thread that owns `env`, except [`execute`], which
+//!   runs on a libuv thread and touches no JavaScript value.
+//! - These Node-API calls can run JavaScript (user code, which may resize, detach or transfer
+//!   any buffer it can reach, and call back into this addon): creating a Promise or async work
+//!   (`async_hooks` init hooks), and creating an error (a setter for `code` on
+//!   `Error.prototype`). No pointer into memory that JavaScript can reach is held across them:
+//!   queued work owns its input before [`queue`] is called, and the only JavaScript memory it
+//!   writes is a [`PrivateBuffer`], which no JavaScript can reach until the work completes.
+//! - The other calls made here (buffer creation and inspection, references, numbers) run no
+//!   JavaScript; allocating may collect garbage, which runs no JavaScript either (finalizers
+//!   are deferred) and moves no `ArrayBuffer` memory.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
+use napi::{sys, Env, ValueType};
+use napi_derive::napi;
+use zstd::zstd_safe::WriteBuf;
+
+use crate::error::{ErrorClass, Failure};
+
+/// Whether native code can write a Buffer's memory in place. Under WASI (emnapi) a Buffer's
+/// memory lives outside the module's, and what the module writes through a pointer does not
+/// reach it; results are copied in whole instead.
+pub const RESULTS_IN_PLACE: bool = !cfg!(target_family = "wasm");
+
+/// A JavaScript value made here, handed to napi-rs as it is.
+pub struct Js(sys::napi_value);
+
+impl ToNapiValue for Js {
+  unsafe fn to_napi_value(_env: sys::napi_env, value: Self) -> napi::Result<sys::napi_value> {
+    Ok(value.0)
+  }
+}
+
+impl Js {
+  pub fn number(env: &Env, value: u32) -> Result<Self, Failure> {
+    let mut result = ptr::null_mut();
+    // SAFETY: on the JavaScript thread of `env` (this module's rule); creates a number, runs no
+    // JavaScript, and writes only `result`.
+    let status = unsafe { sys::napi_create_uint32(env.raw(), value, &mut result) };
+    checked(status, "napi_create_uint32").map(|()| Self(result))
+  }
+}
+
+fn checked(status: sys::napi_status, call: &'static str) -> Result<(), Failure> {
+  if status == sys::Status::napi_ok {
+    Ok(())
+  } else {
+    Err(Failure::Napi(call))
+  }
+}
+
+/// Runs native work on the calling thread, turning a panic into a [`Failure`] so that it
+/// never unwinds into Node.
+pub fn guarded<T>(work: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+  catch_unwind(AssertUnwindSafe(work)).unwrap_or(Err(Failure::Panicked))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/// The JavaScript error for `failure`: an `Error` or `RangeError` whose `code` names the cause.
+/// Can run JavaScript (a `code` setter on the prototype): hold no pointer into JavaScript memory
+/// across it.
+fn error_value(env: &Env, failure: &Failure) -> sys::napi_value {
+  let shape = failure.shape();
+  let mut error = ptr::null_mut();
+  let (code, message) = (string(env, shape.code), string(env, &shape.message));
+  let create = match shape.class {
+    ErrorClass::Error => sys::napi_create_error,
+    ErrorClass::RangeError => sys::napi_create_range_error,
+  };
+  // SAFETY: on the JavaScript thread of `env`; `code` and `message` are strings made just above
+  // (or null if that failed, which napi_create_error reports as a status, leaving `error` null).
+  unsafe { create(env.raw(), code, message, &mut error) };
+  if matches!(failure, Failure::Aborted) && !error.is_null() {
+    // SAFETY: as above; `error` is the object just made. Node names its AbortErrors so.
+    unsafe { sys::napi_set_named_property(env.raw(), error, c"name".as_ptr(), string(env, "AbortError")) };
+  }
+  error
+}
+
+fn string(env: &Env, text: &str) -> sys::napi_value {
+  let mut value = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; `text` is valid UTF-8 of the length given, copied
+  // by the call.
+  unsafe { sys::napi_create_string_utf8(env.raw(), text.as_ptr().cast(), text.len() as isize, &mut value) };
+  value
+}
+
+/// Throws `failure` as its JavaScript error and returns what tells napi-rs that an exception is
+/// pending (so that it throws nothing else). For `.map_err` at the end of an exported function.
+pub fn throw(env: &Env, failure: Failure) -> napi::Error {
+  let error = error_value(env, &failure);
+  // SAFETY: on the JavaScript thread of `env`; `error` is a value made on it (napi_throw refuses
+  // a null one, and napi-rs then throws the message instead).
+  if !error.is_null() && unsafe { sys::napi_throw(env.raw(), error) } == sys::Status::napi_ok {
+    return napi::Error::new(napi::Status::PendingException, failure.shape().message);
+  }
+  napi::Error::from_reason(failure.shape().message)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Result Buffers
+
+/// Memory that native code may write and JavaScript will own, handed to the codecs as an output
+/// buffer without claiming it is initialised (Node does not clear new Buffers).
+pub struct Uninit<'a> {
+  data: NonNull<u8>,
+  capacity: usize,
+  filled: usize,
+  _memory: PhantomData<&'a mut [u8]>,
+}
+
+impl Uninit<'_> {
+  /// How many bytes from the start have been written.
+  pub fn filled(&self) -> usize {
+    self.filled
+  }
+
+  /// Writes `bytes` at the start; the caller made sure they fit (see where the room came from).
+  pub fn write(&mut self, bytes: &[u8]) {
+    let len = bytes.len().min(self.capacity);
+    // SAFETY: `data` has room for `capacity` bytes (see `WriteBuf` below), `len` is at most that,
+    // and `bytes` is other memory: native bytes, never the room itself.
+    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), self.data.as_ptr(), len) };
+    self.filled = len;
+  }
+}
+
+// SAFETY: `as_mut_ptr` points at `capacity` bytes that are writable for the borrow's lifetime
+// (see where an `Uninit` is made), and `as_slice` covers only what a write reported as filled.
+unsafe impl WriteBuf for Uninit<'_> {
+  fn as_slice(&self) -> &[u8] {
+    // SAFETY: the first `filled` bytes were written (`filled_until`), within `capacity`.
+    unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.filled) }
+  }
+  fn capacity(&self) -> usize {
+    self.capacity
+  }
+  fn as_mut_ptr(&mut self) -> *mut u8 {
+    self.data.as_ptr()
+  }
+  unsafe fn filled_until(&mut self, n: usize) {
+    self.filled = n;
+  }
+}
+
+/// A new Buffer holding a copy of `bytes`. Copying into memory Node allocates is faster than
+/// handing native memory over with a finalizer, and works where external buffers are
+/// forbidden (Electron). The size is that of bytes already produced: earned, never claimed.
+pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
+  let mut value = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; `bytes` is readable for its length and no
+  // JavaScript runs during the copy.
+  let status = unsafe {
+    sys::napi_create_buffer_copy(env.raw(), bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut value)
+  };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::OutOfMemory { bytes: bytes.len() });
+  }
+  Ok(Js(value))
+}
+
+/// A new Buffer of `len` bytes, written by `fill` before any JavaScript can see it: the result
+/// Buffer is decoded into in place, with no copy. `len` must be earned by the input (bounded by
+/// it and by a fixed cap): Node 20 and 22 abort the process when this allocation fails.
+pub fn filled_buffer(env: &Env, len: usize, fill: impl FnOnce(&mut Uninit<'_>) -> Result<(), Failure>) -> Result<Js, Failure> {
+  if !RESULTS_IN_PLACE {
+    let mut bytes = try_vec(len)?;
+    bytes.resize(len, 0);
+    let mut output = Uninit { data: NonNull::from(&mut bytes[..]).cast(), capacity: len, filled: 0, _memory: PhantomData };
+    fill(&mut output)?;
+    let filled = output.filled();
+    return buffer_copy(env, &bytes[..filled]);
+  }
+  let mut data = ptr::null_mut();
+  let mut value = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; allocates a Buffer, runs no JavaScript.
+  let status = unsafe { sys::napi_create_buffer(env.raw(), len, &mut data, &mut value) };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::OutOfMemory { bytes: len });
+  }
+  let mut output = Uninit {
+    data: NonNull::new(data.cast()).unwrap_or(NonNull::dangling()),
+    capacity: if data.is_null() { 0 } else { len },
+    filled: 0,
+    _memory: PhantomData,
+  };
+  // `output` is the new Buffer's memory: no JavaScript has seen `value` yet, and none runs
+  // before `fill` returns (the codecs call none), so nothing else can touch it meanwhile.
+  fill(&mut output)?;
+  Ok(Js(value))
+}
+
+/// A vector with room for exactly `len` bytes, or a coded failure instead of an abort.
+pub fn try_vec(len: usize) -> Result<Vec<u8>, Failure> {
+  let mut bytes = Vec::new();
+  bytes.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
+  Ok(bytes)
+}
+
+/// The caller's slab: a Buffer that `main.js` keeps for small results, which native code writes
+/// past the offset it is given and `main.js` then carves a view from. Read as raw memory, not a
+/// Rust slice: other arguments (the input) may be views of the same `ArrayBuffer`.
+pub struct Slab {
+  data: *mut u8,
+  len: usize,
+}
+
+impl FromNapiValue for Slab {
+  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+    let (mut kind, mut len, mut data) = (0, 0, ptr::null_mut());
+    // SAFETY: napi-rs calls this on the JavaScript thread of `env`, with the call's argument;
+    // reading a typed array's layout runs no JavaScript.
+    let status = unsafe {
+      sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut())
+    };
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+      return Err(napi::Error::new(napi::Status::InvalidArg, "the slab must be a Buffer"));
+    }
+    Ok(Self { data: data.cast(), len: if data.is_null() { 0 } else { len } })
+  }
+}
+
+impl TypeName for Slab {
+  fn type_name() -> &'static str {
+    "Buffer"
+  }
+  fn value_type() -> ValueType {
+    ValueType::Object
+  }
+}
+
+impl ValidateNapiValue for Slab {}
+
+impl Slab {
+  /// `len` bytes of the slab from `offset` on, to write a result into, if the slab has that
+  /// much room there and it does not overlap `input`.
+  ///
+  /// The memory stays valid until the native call that received the slab returns (`main.js`
+  /// holds the slab for the call), as long as no JavaScript runs meanwhile: the callers write it
+  /// and return, running none.
+  pub fn room(&mut self, offset: u32, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
+    if !RESULTS_IN_PLACE || self.data.is_null() {
+      return None;
+    }
+    let offset = offset as usize;
+    if len > self.len.checked_sub(offset)? {
+      return None;
+    }
+    // SAFETY: `offset <= self.len`, and `self.data` points at the slab's `self.len` bytes.
+    let start = unsafe { self.data.add(offset) };
+    let (input_start, input_end) = (input.as_ptr() as usize, input.as_ptr() as usize + input.len());
+    if (start as usize) < input_end && input_start < start as usize + len {
+      return None;
+    }
+    Some(Uninit { data: NonNull::new(start)?, capacity: len, filled: 0, _memory: PhantomData })
+  }
+}
+
+/// A Buffer made for work on the libuv threadpool to write in place: no JavaScript can reach it
+/// (only this holds it, by a reference) until [`PrivateBuffer::into_value`] hands it over as the
+/// call's result, so the work may write it while JavaScript runs. Dropped (on the JavaScript
+/// thread, as all work is) without being handed over, it is left to the garbage collector.
+pub struct PrivateBuffer {
+  env: sys::napi_env,
+  reference: sys::napi_ref,
+  data: *mut u8,
+  len: usize,
+}
+
+// SAFETY: the Buffer's memory is written by the one job that owns this, on whichever thread
+// runs it; `env` and `reference` are used on the JavaScript thread only (made in `new`, used in
+// `into_value` and `drop`, which run there: see `complete`).
+unsafe impl Send for PrivateBuffer {}
+
+impl PrivateBuffer {
+  /// `len` must be earned by the input: see [`filled_buffer`].
+  pub fn new(env: &Env, len: usize) -> Result<Self, Failure> {
+    let (mut data, mut value, mut reference) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    // SAFETY: on the JavaScript thread of `env`; allocates a Buffer, runs no JavaScript.
+    let status = unsafe { sys::napi_create_buffer(env.raw(), len, &mut data, &mut value) };
+    if status != sys::Status::napi_ok {
+      return Err(Failure::OutOfMemory { bytes: len });
+    }
+    // SAFETY: as above; `value` is the Buffer just made, alive on this call's handle scope.
+    checked(unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) }, "napi_create_reference")?;
+    Ok(Self { env: env.raw(), reference, data: data.cast(), len: if data.is_null() { 0 } else { len } })
+  }
+
+  pub fn len(&self) -> usize {
+    self.len
+  }
+
+  /// The Buffer's memory, for the work to write.
+  pub fn output(&mut self) -> Uninit<'_> {
+    Uninit {
+      data: NonNull::new(self.data).unwrap_or(NonNull::dangling()),
+      capacity: self.len,
+      filled: 0,
+      _memory: PhantomData,
+    }
+  }
+
+  /// The Buffer, now the call's result.
+  pub fn into_value(self, env: &Env) -> Result<Js, Failure> {
+    let mut value = ptr::null_mut();
+    // SAFETY: on the JavaScript thread of `env` (the one that made the reference); the reference
+    // is live until `self` drops, after this.
+    checked(unsafe { sys::napi_get_reference_value(env.raw(), self.reference, &mut value) }, "napi_get_reference_value")?;
+    if value.is_null() {
+      return Err(Failure::Napi("napi_get_reference_value"));
+    }
+    Ok(Js(value))
+  }
+}
+
+impl Drop for PrivateBuffer {
+  fn drop(&mut self) {
+    // SAFETY: on the JavaScript thread of `self.env` (see the `Send` impl); the reference was
+    // made there and is deleted once, here.
+    unsafe { sys::napi_delete_reference(self.env, self.reference) };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Work on the libuv threadpool
+
+/// One call's work for the libuv threadpool. It owns everything it reads (inputs copied into
+/// native memory, dictionaries by `Arc`), so the caller may do anything to its buffers, and
+/// JavaScript may run, while it waits and runs.
+pub trait Job: Send + 'static {
+  type Output: Send + 'static;
+  /// The async resource name that diagnostics (`async_hooks`) show for this work.
+  const NAME: &'static str;
+
+  /// The work itself; runs on a libuv thread and touches no JavaScript value.
+  fn compute(&mut self) -> Result<Self::Output, Failure>;
+
+  /// Turns the output into the call's result, on the JavaScript thread.
+  fn resolve(self, env: &Env, output: Self::Output) -> Result<Js, Failure>;
+}
+
+const QUEUED: u8 = 0;
+const RUNNING: u8 = 1;
+const CANCELLED: u8 = 2;
+const DONE: u8 = 3;
+
+/// What [`Cancellation`] and the work share: the work's phase, and its handle while it exists.
+struct WorkState {
+  phase: AtomicU8,
+  handle: AtomicPtr<sys::napi_async_work__>,
+}
+
+struct Work<J: Job> {
+  job: J,
+  result: Option<Result<J::Output, Failure>>,
+  deferred: sys::napi_deferred,
+  state: Arc<WorkState>,
+}
+
+/// Queues `job` on the libuv threadpool and returns a Promise of its result. With a
+/// `cancellation`, `cancel()` on it stops the work if it has not started yet.
+pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
+  let raw_env = env.raw();
+  let (mut promise, mut deferred) = (ptr::null_mut(), ptr::null_mut());
+  // SAFETY: on the JavaScript thread of `env`. Can run JavaScript (an async_hooks init hook): the
+  // job owns all it reads (see `Job`), and nothing here points into JavaScript memory.
+  checked(unsafe { sys::napi_create_promise(raw_env, &mut deferred, &mut promise) }, "napi_create_promise")?;
+  let state = Arc::new(WorkState { phase: AtomicU8::new(QUEUED), handle: AtomicPtr::new(ptr::null_mut()) });
+  let work = Box::into_raw(Box::new(Work { job, result: None, deferred, state: state.clone() }));
+  let mut handle = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; `work` is handed to libuv's callbacks, which own it
+  // from here: `execute` borrows it, `complete` frees it. Can run JavaScript (an init hook), as
+  // above.
+  let mut status = unsafe {
+    sys::napi_create_async_work(
+      raw_env,
+      ptr::null_mut(),
+      string(env, J::NAME),
+      Some(execute::<J>),
+      Some(complete::<J>),
+      work.cast(),
+      &mut handle,
+    )
+  };
+  if status == sys::Status::napi_ok {
+    state.handle.store(handle, Ordering::Release);
+    // SAFETY: on the JavaScript thread; `handle` was just created.
+    status = unsafe { sys::napi_queue_async_work(raw_env, handle) };
+  }
+  if status != sys::Status::napi_ok {
+    // Never queued: the callbacks will not run, so the work is ours to free.
+    if !handle.is_null() {
+      // SAFETY: on the JavaScript thread; the handle was created and never queued.
+      unsafe { sys::napi_delete_async_work(raw_env, handle) };
+    }
+    // SAFETY: `work` came from Box::into_raw above and no callback will see it.
+    let work = unsafe { Box::from_raw(work) };
+    settle(env, work.deferred, Err(Failure::Napi("napi_queue_async_work")));
+    return Ok(Js(promise));
+  }
+  if let Some(cancellation) = cancellation {
+    cancellation.attach(state);
+  }
+  Ok(Js(promise))
+}
+
+unsafe extern "C" fn execute<J: Job>(_env: sys::napi_env, data: *mut c_void) {
+  // SAFETY: `data` is the `Work<J>` that `queue` gave libuv; `complete` frees it only after this
+  // returns, and meanwhile the JavaScript thread touches only its `state`, atomically.
+  let work = unsafe { &mut *data.cast::<Work<J>>() };
+  if work.state.phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+    work.result = Some(guarded(|| work.job.compute()));
+  }
+}
+
+unsafe extern "C" fn complete<J: Job>(env: sys::napi_env, _status: sys::napi_status, data: *mut c_void) {
+  // SAFETY: libuv calls this once per work, on the JavaScript thread, after `execute` returned
+  // (or instead of it, when cancelled): the `Work<J>` from `queue` is ours to free.
+  let work = unsafe { Box::from_raw(data.cast::<Work<J>>()) };
+  let Work { job, result, deferred, state } = *work;
+  // From here, `cancel()` does nothing: the handle is about to be deleted.
+  state.phase.store(DONE, Ordering::Release);
+  let handle = state.handle.swap(ptr::null_mut(), Ordering::AcqRel);
+  let env = Env::from_raw(env);
+  // No result means the work never ran: it was cancelled, or the environment is shutting down
+  // (then settling fails quietly, as there is no one left to tell).
+  let settled = match result {
+    Some(Ok(output)) => job.resolve(&env, output),
+    Some(Err(failure)) => Err(failure),
+    None => Err(Failure::Aborted),
+  };
+  settle(&env, deferred, settled);
+  // SAFETY: on the JavaScript thread; the handle is deleted once, here, after its callbacks ran.
+  unsafe { sys::napi_delete_async_work(env.raw(), handle) };
+}
+
+fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) {
+  match result {
+    // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it). Resolving runs
+    // no JavaScript: reactions run later, as microtasks.
+    Ok(value) => unsafe {
+      sys::napi_resolve_deferred(env.raw(), deferred, value.0);
+    },
+    Err(failure) => {
+      let error = error_value(env, &failure);
+      // SAFETY: as above.
+      unsafe { sys::napi_reject_deferred(env.raw(), deferred, error) };
+    }
+  }
+}
+
+/// Stops a queued call's work if it has not started: made by `main.js` for a call with an
+/// `AbortSignal`, whose listener calls `cancel()`. It holds the work's shared state, never a
+/// pointer to the work, and the completion clears that state, so a `cancel()` that comes late
+/// (a stale listener, called by anyone at any time) does nothing.
+#[napi]
+pub struct Cancellation {
+  work: Mutex<Option<Arc<WorkState>>>,
+}
+
+#[napi]
+impl Cancellation {
+  #[napi(constructor)]
+  #[allow(clippy::new_without_default)]
+  pub fn new() -> Self {
+    Self { work: Mutex::new(None) }
+  }
+
+  /// Cancels the work if it is still queued: it then never runs. Work already running finishes
+  /// on its thread. Does nothing after the work completed, or for a call that ran on the spot.
+  #[napi]
+  pub fn cancel(&self, env: Env) {
+    let Some(state) = self.work.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() else {
+      return;
+    };
+    if state.phase.compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+      let handle = state.handle.load(Ordering::Acquire);
+      if !handle.is_null() {
+        // SAFETY: on the JavaScript thread, as `complete` is, which deletes the handle only after
+        // setting the phase to DONE: the phase was QUEUED just now, so the handle is live. When
+        // libuv has already started the work, this fails, and `execute` sees CANCELLED.
+        unsafe { sys::napi_cancel_async_work(env.raw(), handle) };
+      }
+    }
+  }
+}
+
+impl Cancellation {
+  fn attach(&self, state: Arc<WorkState>) {
+    *self.work.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(state);
+  }
+}
