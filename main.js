@@ -64,7 +64,9 @@ function safely(read) {
 }
 
 function invalidType(name, expected, value) {
-  const error = new TypeError(`The "${name}" ${name.includes('.') ? 'property' : 'argument'} must be ${expected}. Received ${describe(value)}`)
+  const error = new TypeError(
+    `The "${name}" ${name.includes('.') ? 'property' : 'argument'} must be ${expected}. Received ${describe(value)}`,
+  )
   error.code = 'ERR_INVALID_ARG_TYPE'
   return error
 }
@@ -158,7 +160,13 @@ function compressOptions(options, name = 'level') {
   if (options === undefined || options === null) return DEFAULTS
   if (typeof options === 'number') return { ...DEFAULTS, level: level(options, name) }
   if (typeof options !== 'object') throw invalidType(name, 'of type number or an object of compress options', options)
-  const { level: levelValue, checksum: checksumValue, workers: workersValue, dictionary: dictionaryValue, signal: signalValue } = options
+  const {
+    level: levelValue,
+    checksum: checksumValue,
+    workers: workersValue,
+    dictionary: dictionaryValue,
+    signal: signalValue,
+  } = options
   return {
     level: levelValue === undefined ? DEFAULT_LEVEL : level(levelValue, 'options.level'),
     checksum: checksumValue === undefined ? false : boolean(checksumValue, 'options.checksum'),
@@ -174,11 +182,17 @@ const MAX_LENGTH = bufferConstants.MAX_LENGTH
 function decompressOptions(options) {
   const object = optionsObject(options, 'options', 'an object of decompress options')
   if (object === undefined) {
-    return { maxOutputLength: MAX_LENGTH, windowLogMax: capabilities.defaultWindowLogMax, dictionary: undefined, signal: undefined }
+    return {
+      maxOutputLength: MAX_LENGTH,
+      windowLogMax: capabilities.defaultWindowLogMax,
+      dictionary: undefined,
+      signal: undefined,
+    }
   }
   const { maxOutputLength, windowLogMax, dictionary: dictionaryValue, signal: signalValue } = object
   return {
-    maxOutputLength: maxOutputLength === undefined ? MAX_LENGTH : integer(maxOutputLength, 'options.maxOutputLength', 1, MAX_LENGTH),
+    maxOutputLength:
+      maxOutputLength === undefined ? MAX_LENGTH : integer(maxOutputLength, 'options.maxOutputLength', 1, MAX_LENGTH),
     windowLogMax:
       windowLogMax === undefined
         ? capabilities.defaultWindowLogMax
@@ -332,7 +346,11 @@ function cancellable(abortSignal, start) {
       finish(reject, error)
       return
     }
-    if (isPromise(value)) value.then((output) => finish(resolve, output), (error) => finish(reject, error))
+    if (isPromise(value))
+      value.then(
+        (output) => finish(resolve, output),
+        (error) => finish(reject, error),
+      )
     else finish(resolve, result(value))
   })
 }
@@ -348,7 +366,9 @@ function compressSync(data, level) {
   const input = bytes(data, 'data')
   const options = compressOptions(level)
   const buffer = currentSlab()
-  return result(binding.compress(input, options.level, options.checksum, options.workers, options.dictionary, SYNC, buffer, slabUsed))
+  return result(
+    binding.compress(input, options.level, options.checksum, options.workers, options.dictionary, SYNC, buffer, slabUsed),
+  )
 }
 
 /** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
@@ -359,7 +379,17 @@ function compress(data, level) {
     const start = (cancellation) => {
       const micros = inlineMicros()
       const buffer = currentSlab()
-      return binding.compress(input, options.level, options.checksum, options.workers, options.dictionary, micros, buffer, slabUsed, cancellation)
+      return binding.compress(
+        input,
+        options.level,
+        options.checksum,
+        options.workers,
+        options.dictionary,
+        micros,
+        buffer,
+        slabUsed,
+        cancellation,
+      )
     }
     return options.signal === undefined ? settled(start()) : cancellable(options.signal, start)
   } catch (error) {
@@ -452,11 +482,19 @@ function poolStats() {
 function configurePool(options) {
   if (options === null || typeof options !== 'object') throw invalidType('options', 'an object of pool options', options)
   const { maxIdleContexts, maxIdleMultithreadedContexts } = options
-  const contexts = maxIdleContexts === undefined ? undefined : integer(maxIdleContexts, 'options.maxIdleContexts', 0, capabilities.maxIdleContextsLimit)
+  const contexts =
+    maxIdleContexts === undefined
+      ? undefined
+      : integer(maxIdleContexts, 'options.maxIdleContexts', 0, capabilities.maxIdleContextsLimit)
   const multithreaded =
     maxIdleMultithreadedContexts === undefined
       ? undefined
-      : integer(maxIdleMultithreadedContexts, 'options.maxIdleMultithreadedContexts', 0, capabilities.maxIdleMultithreadedContextsLimit)
+      : integer(
+          maxIdleMultithreadedContexts,
+          'options.maxIdleMultithreadedContexts',
+          0,
+          capabilities.maxIdleMultithreadedContextsLimit,
+        )
   return binding.configurePool(contexts, multithreaded)
 }
 

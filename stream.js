@@ -71,7 +71,8 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
     // Streams compress single-threaded: `workers` does not apply.
     const { level, checksum, dictionary } = compressOptions(options, 'options')
     const { pledgedSize } = options
-    const pledged = pledgedSize === undefined ? undefined : integer(pledgedSize, 'options.pledgedSize', 0, Number.MAX_SAFE_INTEGER)
+    const pledged =
+      pledgedSize === undefined ? undefined : integer(pledgedSize, 'options.pledgedSize', 0, Number.MAX_SAFE_INTEGER)
     return new Engine(new CompressSession(level, checksum, dictionary, pledged), false)
   }
 
@@ -98,7 +99,7 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
       this.#engine = engine
     }
 
-    _transform(chunk, encoding, callback) {
+    _transform(chunk, _encoding, callback) {
       const step = chunk === FLUSH ? this.#engine.flush(this.#deliver) : this.#engine.write(chunk, this.#deliver)
       step.then(() => callback(), callback)
     }

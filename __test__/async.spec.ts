@@ -20,9 +20,7 @@ describe('async calls', () => {
       return file.subarray(0, length)
     })
     const frames = inputs.map((input, i) => compressSync(input, (i % 5) * 2 - 1))
-    const results = await Promise.all(
-      inputs.flatMap((input, i) => [compress(input, (i % 5) * 2 - 1), decompress(frames[i])]),
-    )
+    const results = await Promise.all(inputs.flatMap((input, i) => [compress(input, (i % 5) * 2 - 1), decompress(frames[i])]))
     inputs.forEach((input, i) => {
       expect(results[2 * i].equals(frames[i]), `compress ${i}`).toBe(true)
       expect(results[2 * i + 1].equals(input), `decompress ${i}`).toBe(true)

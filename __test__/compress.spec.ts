@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompressSync, DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } from 'zstd-pool'
+import { compress, compressSync, DEFAULT_LEVEL, decompressSync, MAX_LEVEL, MIN_LEVEL } from 'zstd-pool'
 import { corpus, corpusFile, skipWithoutZstdCli, zstdPiped } from './helpers'
 
 const levels = [-5, 1, 3, 9, 19]

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { compress, compressSync, decompress, decompressSync } from 'zstd-pool'
-import {
-  corpus,
-  corpusFile,
-  rleBomb,
-  skippableFrame,
-  skipWithoutZstdCli,
-  textOfLength,
-  zstdOnFile,
-  zstdPiped,
-} from './helpers'
+import { corpus, corpusFile, rleBomb, skippableFrame, skipWithoutZstdCli, textOfLength, zstdOnFile, zstdPiped } from './helpers'
 
 /** Both paths must agree on every outcome, so each case runs through both. */
 const paths = {
@@ -128,7 +119,10 @@ describe.each(Object.entries(paths))('%s', (_, run) => {
       ...rawBlocks(data),
     ])
     await expect(run(window24, { windowLogMax: 23 })).rejects.toThrowError(
-      expect.objectContaining({ code: 'ZSTD_error_frameParameter_windowTooLarge', message: expect.stringMatching(/windowLogMax/) }),
+      expect.objectContaining({
+        code: 'ZSTD_error_frameParameter_windowTooLarge',
+        message: expect.stringMatching(/windowLogMax/),
+      }),
     )
     expect((await run(window24)).equals(data)).toBe(true)
     const sized = compressSync(data, 19)
@@ -184,13 +178,17 @@ describe.skipIf(skipWithoutZstdCli)('frames written by the zstd tool', () => {
     'multi-threaded, small jobs': () => zstdPiped(['-T2', '-B262144', '-c'], textOfLength(3 << 20)),
     'with --long=24': () => zstdOnFile(['--long=24'], data),
     'with --long=28 from a pipe (needs windowLogMax 28)': () => zstdPiped(['--long=28', '-c'], data),
-    'concatenated': () => Buffer.concat([zstdOnFile(['-1'], data), zstdPiped(['-c'], data)]),
+    concatenated: () => Buffer.concat([zstdOnFile(['-1'], data), zstdPiped(['-c'], data)]),
   }
 
   for (const [mode, make] of Object.entries(modes)) {
     it(`decompresses a frame written ${mode}`, async () => {
       const frame = make()
-      const expected = mode.startsWith('multi') ? textOfLength(3 << 20) : mode === 'concatenated' ? Buffer.concat([data, data]) : data
+      const expected = mode.startsWith('multi')
+        ? textOfLength(3 << 20)
+        : mode === 'concatenated'
+          ? Buffer.concat([data, data])
+          : data
       const options = mode.includes('windowLogMax 28') ? { windowLogMax: 28 } : {}
       expect(decompressSync(frame, options).equals(expected)).toBe(true)
       expect((await decompress(frame, options)).equals(expected)).toBe(true)

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary } from 'zstd-pool'
+import { compress, compressSync, Dictionary, decompress, decompressSync, trainDictionary } from 'zstd-pool'
 import { jsonRecords, skipWithoutZstdCli } from './helpers'
 
 const training = jsonRecords(3000, 1)
@@ -35,10 +35,15 @@ describe('trainDictionary and Dictionary', () => {
 
   it('fail clearly without the dictionary or with another one, naming the ID the frame needs', async () => {
     const frame = compressSync(heldOut[0], { dictionary })
-    const expected = expect.objectContaining({ code: 'ZSTD_error_dictionary_wrong', message: expect.stringContaining(String(dictionary.id)) })
+    const expected = expect.objectContaining({
+      code: 'ZSTD_error_dictionary_wrong',
+      message: expect.stringContaining(String(dictionary.id)),
+    })
     expect(() => decompressSync(frame)).toThrowError(expected)
     await expect(decompress(frame)).rejects.toThrowError(expected)
-    expect(() => decompressSync(frame, { dictionary: other })).toThrowError(expect.objectContaining({ message: expect.stringContaining(String(other.id)) }))
+    expect(() => decompressSync(frame, { dictionary: other })).toThrowError(
+      expect.objectContaining({ message: expect.stringContaining(String(other.id)) }),
+    )
   })
 
   it('leave no dictionary behind in pooled contexts', () => {
@@ -53,9 +58,13 @@ describe('trainDictionary and Dictionary', () => {
 
   it('round-trip 200 async calls with two dictionaries interleaved', async () => {
     const dictionaries = [dictionary, other]
-    const frames = await Promise.all(heldOut.slice(0, 200).map((record, i) => compress(record, { dictionary: dictionaries[i % 2], level: 1 + (i % 5) })))
+    const frames = await Promise.all(
+      heldOut.slice(0, 200).map((record, i) => compress(record, { dictionary: dictionaries[i % 2], level: 1 + (i % 5) })),
+    )
     const back = await Promise.all(frames.map((frame, i) => decompress(frame, { dictionary: dictionaries[i % 2] })))
-    back.forEach((record, i) => expect(record.equals(heldOut[i]), `call ${i}`).toBe(true))
+    back.forEach((record, i) => {
+      expect(record.equals(heldOut[i]), `call ${i}`).toBe(true)
+    })
   })
 
   it('refuse malformed dictionaries when built, and wrong types and sizes with the right errors', () => {
@@ -63,8 +72,12 @@ describe('trainDictionary and Dictionary', () => {
     expect(() => new Dictionary(corrupt)).toThrowError(expect.objectContaining({ code: 'ZSTD_error_dictionary_corrupted' }))
     expect(() => new Dictionary(Buffer.alloc(0))).toThrow(/empty/)
     expect(() => new Dictionary(42 as any)).toThrow(TypeError)
-    expect(() => compressSync('x', { dictionary: {} as any })).toThrowError(expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(/Dictionary/) }))
-    expect(() => trainDictionary(jsonRecords(3))).toThrowError(expect.objectContaining({ code: 'ZSTD_error_dictionaryCreation_failed' }))
+    expect(() => compressSync('x', { dictionary: {} as any })).toThrowError(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(/Dictionary/) }),
+    )
+    expect(() => trainDictionary(jsonRecords(3))).toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_dictionaryCreation_failed' }),
+    )
     expect(() => trainDictionary('samples' as any)).toThrow(TypeError)
     expect(() => trainDictionary([Buffer.from('a'), 5] as any)).toThrow(TypeError)
     expect(() => trainDictionary(training, { size: 10 })).toThrow(RangeError)

@@ -53,7 +53,8 @@ export function rleBomb(blocks: number): Buffer {
 export function textOfLength(length: number): Buffer {
   const source = corpusFile('alice29.txt')
   const out = Buffer.allocUnsafe(length)
-  for (let offset = 0; offset < length; offset += source.length) source.copy(out, offset, 0, Math.min(source.length, length - offset))
+  for (let offset = 0; offset < length; offset += source.length)
+    source.copy(out, offset, 0, Math.min(source.length, length - offset))
   return out
 }
 
@@ -79,10 +80,18 @@ export const nodes = (() => {
 
 /** Runs a case of `__test__/fixtures/hostile.cjs` in a child process on `node` and returns what it
  * printed, failing (with what it printed on stderr) if the process did not survive. */
-export function hostile(node: string, name: string, options: { args?: string[]; flags?: string[]; memoryLimitKiB?: number } = {}) {
+export function hostile(
+  node: string,
+  name: string,
+  options: { args?: string[]; flags?: string[]; memoryLimitKiB?: number } = {},
+) {
   const argv = [...(options.flags ?? []), join(root, '__test__/fixtures/hostile.cjs'), name, ...(options.args ?? [])]
   const child = options.memoryLimitKiB
-    ? spawnSync('/bin/sh', ['-c', `ulimit -v ${options.memoryLimitKiB} && exec "$0" "$@"`, node, ...argv], { encoding: "utf8", timeout: 60_000, cwd: root })
+    ? spawnSync('/bin/sh', ['-c', `ulimit -v ${options.memoryLimitKiB} && exec "$0" "$@"`, node, ...argv], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        cwd: root,
+      })
     : spawnSync(node, argv, { encoding: 'utf8', timeout: 60_000, cwd: root })
   const line = child.stdout?.split('\n').find((text) => text.startsWith('RESULT '))
   if (child.status !== 0 || !line) {

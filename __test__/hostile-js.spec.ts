@@ -81,14 +81,41 @@ describe.each(nodes)('in a child process on Node $version', ({ path, major }) =>
 
 describe('the Promise functions', () => {
   it('reject, never throw, whatever the arguments do: throwing getters and Proxy traps included', async () => {
-    const throwing = { get level() { throw new Error('level getter') } }
-    const trap = new Proxy({}, { get: () => { throw new Error('proxy trap') }, has: () => { throw new Error('proxy trap') } })
+    const throwing = {
+      get level() {
+        throw new Error('level getter')
+      },
+    }
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('proxy trap')
+        },
+        has: () => {
+          throw new Error('proxy trap')
+        },
+      },
+    )
     const calls = [
       () => compress('x', throwing),
       () => compress('x', trap),
       () => compress('x', { signal: trap as any }),
-      () => compress('x', { signal: { aborted: false, addEventListener: () => { throw new Error('listener') } } as any }),
-      () => decompress(compressSync('x'), { get maxOutputLength(): number { throw new Error('getter') } }),
+      () =>
+        compress('x', {
+          signal: {
+            aborted: false,
+            addEventListener: () => {
+              throw new Error('listener')
+            },
+          } as any,
+        }),
+      () =>
+        decompress(compressSync('x'), {
+          get maxOutputLength(): number {
+            throw new Error('getter')
+          },
+        }),
       () => decompress(compressSync('x'), trap),
       () => compress(trap as any),
       () => compress(Symbol('x') as any),
@@ -102,7 +129,13 @@ describe('the Promise functions', () => {
 
   it('read a signal once: one whose `aborted` changes between reads neither breaks a call nor leaks one', async () => {
     let reads = 0
-    const signal = { get aborted() { return reads++ % 2 ? undefined : false }, addEventListener() {}, removeEventListener() {} } as any
+    const signal = {
+      get aborted() {
+        return reads++ % 2 ? undefined : false
+      },
+      addEventListener() {},
+      removeEventListener() {},
+    } as any
     const input = textOfLength(64 << 10)
     const results = await Promise.allSettled(Array.from({ length: 200 }, () => compress(input, { level: 9, signal })))
     expect(results.map((result) => result.status)).toEqual(Array(200).fill('fulfilled'))
@@ -119,7 +152,8 @@ describe('JavaScript that runs inside a call and calls back in', () => {
       if (depth > 0) return
       depth++
       try {
-        if (!decompressSync(compressSync(inner)).equals(inner) || !decompressSync(innerFrame).equals(inner)) throw new Error('inner call wrong')
+        if (!decompressSync(compressSync(inner)).equals(inner) || !decompressSync(innerFrame).equals(inner))
+          throw new Error('inner call wrong')
         void compress(inner)
       } finally {
         depth--
@@ -134,7 +168,12 @@ describe('JavaScript that runs inside a call and calls back in', () => {
     try {
       for (let i = 0; i < 200; i++) {
         const input = textOfLength(100 + i * 37)
-        const options = { get level() { reenter(); return 1 + (i % 9) } }
+        const options = {
+          get level() {
+            reenter()
+            return 1 + (i % 9)
+          },
+        }
         const frame = i % 2 ? compressSync(input, options) : await compress(input, options)
         const back = i % 3 ? decompressSync(frame) : await decompress(frame)
         expect(back.equals(input), `call ${i}`).toBe(true)
@@ -176,7 +215,11 @@ describe('stream backpressure', () => {
 
 describe('the package', () => {
   it('exports the documented API and nothing else', () => {
-    expect(Object.keys(zstd).filter((name) => name !== 'default').sort()).toEqual(
+    expect(
+      Object.keys(zstd)
+        .filter((name) => name !== 'default')
+        .sort(),
+    ).toEqual(
       [
         'compress',
         'compressSync',
@@ -199,7 +242,7 @@ describe('the package', () => {
     )
   })
 
-  it("keeps the native sessions internal, and they refuse a step while one is running", async () => {
+  it('keeps the native sessions internal, and they refuse a step while one is running', async () => {
     // The binding is not public; this is the one test that loads it, to check its own guard.
     const binding = createRequire(import.meta.url)('../index.js')
     const session = new binding.CompressSession(3, false, undefined, undefined)
@@ -214,7 +257,17 @@ describe('the package', () => {
 
   it('reads every ArrayBufferView whole, whatever its element size', () => {
     const bytes = textOfLength(4096)
-    const kinds = [Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Float32Array, Float64Array, BigInt64Array, DataView]
+    const kinds = [
+      Int8Array,
+      Uint8ClampedArray,
+      Int16Array,
+      Uint16Array,
+      Int32Array,
+      Float32Array,
+      Float64Array,
+      BigInt64Array,
+      DataView,
+    ]
     if (typeof (globalThis as any).Float16Array === 'function') kinds.push((globalThis as any).Float16Array)
     for (const Kind of kinds) {
       const view = new (Kind as any)(new Uint8Array(bytes).buffer)

@@ -51,7 +51,9 @@ describe('compress with workers', () => {
     const fresh = inputs.map((input) => compressSync(input, { level: 3, workers: 2 }))
     expect(stats().created - created).toBe(3)
     configurePool({ maxIdleMultithreadedContexts: 2 })
-    cached.forEach((frame, i) => expect(frame.equals(fresh[i]), `input ${i}`).toBe(true))
+    cached.forEach((frame, i) => {
+      expect(frame.equals(fresh[i]), `input ${i}`).toBe(true)
+    })
   })
 
   it('compresses single-threaded when workers is 0 or 1, or the input is too small for threads to help', () => {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { markAsUntransferable, Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
+import { compressSync, decompressSync, poolStats } from 'zstd-pool'
 import { corpusFile } from './helpers'
 
 const root = fileURLToPath(new URL('..', import.meta.url))

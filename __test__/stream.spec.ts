@@ -8,8 +8,8 @@ import {
   compressSync,
   createCompressStream,
   createDecompressStream,
-  decompressSync,
   Dictionary,
+  decompressSync,
   poolStats,
   trainDictionary,
   ZstdCompressionStream,
@@ -25,7 +25,16 @@ async function through(stream: NodeJS.ReadWriteStream, data: Buffer, size: numbe
   const chunks = function* () {
     for (let offset = 0; offset < data.length; offset += size) yield data.subarray(offset, offset + size)
   }
-  await pipeline(Readable.from(chunks()), stream, new Writable({ write: (chunk, _, done) => (out.push(chunk), done()) }))
+  await pipeline(
+    Readable.from(chunks()),
+    stream,
+    new Writable({
+      write(chunk, _, done) {
+        out.push(chunk)
+        done()
+      },
+    }),
+  )
   return Buffer.concat(out)
 }
 
@@ -46,7 +55,11 @@ describe('createCompressStream and createDecompressStream', () => {
 
   it('decompress concatenated, skippable and size-less frames', async () => {
     const [a, b] = [corpusFile('html'), corpusFile('urls.10K')]
-    const input = Buffer.concat([compressSync(a), skippableFrame(Buffer.from('meta')), await through(createCompressStream(), b, 65536)])
+    const input = Buffer.concat([
+      compressSync(a),
+      skippableFrame(Buffer.from('meta')),
+      await through(createCompressStream(), b, 65536),
+    ])
     expect((await through(createDecompressStream(), input, 7777)).equals(Buffer.concat([a, b]))).toBe(true)
   })
 
@@ -57,7 +70,9 @@ describe('createCompressStream and createDecompressStream', () => {
     const frame = await through(createCompressStream({ dictionary }), data, 300)
     expect(decompressSync(frame, { dictionary }).equals(data)).toBe(true)
     expect((await through(createDecompressStream({ dictionary }), frame, 100)).equals(data)).toBe(true)
-    await expect(through(createDecompressStream(), frame, 100)).rejects.toThrowError(expect.objectContaining({ code: 'ZSTD_error_dictionary_wrong' }))
+    await expect(through(createDecompressStream(), frame, 100)).rejects.toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_dictionary_wrong' }),
+    )
   })
 
   it('record pledgedSize in the frame header', async () => {
@@ -76,7 +91,8 @@ describe('createCompressStream and createDecompressStream', () => {
     const part = Buffer.from('a message that must reach the other side now')
     compressor.write(part)
     await new Promise<void>((resolve) => compressor.flush(() => resolve()))
-    for (let i = 0; i < 50 && Buffer.concat(received).length < part.length; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    for (let i = 0; i < 50 && Buffer.concat(received).length < part.length; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10))
     expect(Buffer.concat(received).equals(part)).toBe(true)
     compressor.end()
   })
@@ -89,7 +105,9 @@ describe('createCompressStream and createDecompressStream', () => {
     await expect(through(createDecompressStream(), Buffer.from('not zstd at all'), 4)).rejects.toThrowError(
       expect.objectContaining({ code: 'ZSTD_error_prefix_unknown' }),
     )
-    await expect(through(createDecompressStream(), frame, 4096).then(() => through(createDecompressStream(), Buffer.alloc(0), 1))).rejects.toThrow()
+    await expect(
+      through(createDecompressStream(), frame, 4096).then(() => through(createDecompressStream(), Buffer.alloc(0), 1)),
+    ).rejects.toThrow()
   })
 
   it('honour maxOutputLength and windowLogMax', async () => {
@@ -161,7 +179,13 @@ describe('createCompressStream and createDecompressStream', () => {
       source,
       createCompressStream({ level: 1 }),
       createDecompressStream(),
-      new Writable({ write: (chunk, _, done) => (received.update(chunk), (bytes += chunk.length), done()) }),
+      new Writable({
+        write(chunk, _, done) {
+          received.update(chunk)
+          bytes += chunk.length
+          done()
+        },
+      }),
     )
     clearInterval(sampler)
     expect(bytes).toBe(total << 20)
@@ -184,7 +208,7 @@ describe('ZstdCompressionStream and ZstdDecompressionStream', () => {
 })
 
 describe.skipIf(skipWithoutZstdCli)('streams and the zstd tool, through pipes', () => {
-  it('the tool decompresses our stream, and we decompress the tool\'s', async () => {
+  it("the tool decompresses our stream, and we decompress the tool's", async () => {
     const data = textOfLength(5 << 20)
     const tool = spawn('zstd', ['-q', '-d', '-c'])
     const out: Buffer[] = []
@@ -197,7 +221,16 @@ describe.skipIf(skipWithoutZstdCli)('streams and the zstd tool, through pipes', 
     const encoder = spawn('zstd', ['-q', '-c', '-3'])
     encoder.stdin.end(data)
     const back: Buffer[] = []
-    await pipeline(encoder.stdout, createDecompressStream(), new Writable({ write: (chunk, _, done) => (back.push(chunk), done()) }))
+    await pipeline(
+      encoder.stdout,
+      createDecompressStream(),
+      new Writable({
+        write(chunk, _, done) {
+          back.push(chunk)
+          done()
+        },
+      }),
+    )
     expect(Buffer.concat(back).equals(data)).toBe(true)
     expect(zstdPiped(['-d', '-c'], await through(createCompressStream(), data, 1 << 16)).equals(data)).toBe(true)
   })

@@ -9,7 +9,8 @@ use zstd::zstd_safe::CCtx;
 use zstd_pool::compress::{compress, CompressParams};
 
 fn corpus_of(size: usize) -> Vec<u8> {
-  let mut names: Vec<_> = fs::read_dir("__test__/corpus").expect("run from the project root").flatten().map(|e| e.path()).collect();
+  let mut names: Vec<_> =
+    fs::read_dir("__test__/corpus").expect("run from the project root").flatten().map(|e| e.path()).collect();
   names.sort();
   let all: Vec<u8> = names.iter().flat_map(|path| fs::read(path).expect("corpus file")).collect();
   all.iter().copied().cycle().take(size).collect()
@@ -42,7 +43,11 @@ fn main() {
       }
       println!(
         "{mib:>8} {level:>6} {:>9.2} ms {:>9.2} ms {:>9.2} ms   speed-up x{:.2} x{:.2}",
-        row[0], row[1], row[2], row[0] / row[1], row[0] / row[2]
+        row[0],
+        row[1],
+        row[2],
+        row[0] / row[1],
+        row[0] / row[2]
       );
     }
   }

@@ -16,17 +16,20 @@ const LEVEL: i32 = 3;
 const SIZES: [usize; 4] = [1 << 10, 8 << 10, 64 << 10, 1 << 20];
 
 fn corpus() -> Vec<u8> {
-  let mut names: Vec<_> = fs::read_dir("__test__/corpus").expect("run from the project root").flatten().map(|e| e.path()).collect();
+  let mut names: Vec<_> =
+    fs::read_dir("__test__/corpus").expect("run from the project root").flatten().map(|e| e.path()).collect();
   names.sort();
   names.iter().flat_map(|path| fs::read(path).expect("corpus file")).collect()
 }
 
 /// 15 windows of `size` bytes at evenly spread offsets, as benchmark/corpus.mjs cuts them.
 fn payloads(all: &[u8], size: usize) -> Vec<Vec<u8>> {
-  (0..15).map(|i| {
-    let offset = (i * (all.len() - size)) / 14;
-    all[offset..offset + size].to_vec()
-  }).collect()
+  (0..15)
+    .map(|i| {
+      let offset = (i * (all.len() - size)) / 14;
+      all[offset..offset + size].to_vec()
+    })
+    .collect()
 }
 
 /// Median over 7 rounds of the mean time per call, each round ≥ 100 ms.
@@ -65,38 +68,70 @@ fn main() {
     let mut cctx = CCtx::create();
     cctx.set_parameter(CParameter::CompressionLevel(LEVEL)).unwrap();
     let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(size));
-    record("compress", size, "reused context", micros_per_call(|i| {
-      out.clear();
-      black_box(cctx.compress2(&mut out, &inputs[i % n]).unwrap());
-    }));
-    record("compress", size, "through the pool", micros_per_call(|i| {
-      let mut cctx = compressors.take().unwrap();
-      black_box(compress(&mut cctx, &inputs[i % n], params, None).unwrap());
-      cctx.give_back();
-    }));
-    record("compress", size, "fresh context per call", micros_per_call(|i| {
-      let mut cctx = CCtx::create();
-      out.clear();
-      black_box(cctx.compress2(&mut out, &inputs[i % n]).unwrap());
-    }));
+    record(
+      "compress",
+      size,
+      "reused context",
+      micros_per_call(|i| {
+        out.clear();
+        black_box(cctx.compress2(&mut out, &inputs[i % n]).unwrap());
+      }),
+    );
+    record(
+      "compress",
+      size,
+      "through the pool",
+      micros_per_call(|i| {
+        let mut cctx = compressors.take().unwrap();
+        black_box(compress(&mut cctx, &inputs[i % n], params, None).unwrap());
+        cctx.give_back();
+      }),
+    );
+    record(
+      "compress",
+      size,
+      "fresh context per call",
+      micros_per_call(|i| {
+        let mut cctx = CCtx::create();
+        out.clear();
+        black_box(cctx.compress2(&mut out, &inputs[i % n]).unwrap());
+      }),
+    );
 
     let mut dctx = DCtx::create();
     let mut out = vec![0u8; size];
-    record("decompress", size, "reused context", micros_per_call(|i| {
-      black_box(dctx.decompress(&mut out[..], &frames[i % n]).unwrap());
-    }));
-    record("decompress", size, "through the pool", micros_per_call(|i| {
-      let frame = &frames[i % n];
-      let OutputPlan::Exact(len) = plan_output(frame, Limits::default(), None).unwrap() else { panic!("frames record their size") };
-      let mut output = Vec::with_capacity(len);
-      let mut dctx = decompressors.take().unwrap();
-      decompress_exact(&mut dctx, frame, &mut output, len, None).unwrap();
-      dctx.give_back();
-      black_box(output);
-    }));
-    record("decompress", size, "fresh context per call", micros_per_call(|i| {
-      black_box(DCtx::create().decompress(&mut out[..], &frames[i % n]).unwrap());
-    }));
+    record(
+      "decompress",
+      size,
+      "reused context",
+      micros_per_call(|i| {
+        black_box(dctx.decompress(&mut out[..], &frames[i % n]).unwrap());
+      }),
+    );
+    record(
+      "decompress",
+      size,
+      "through the pool",
+      micros_per_call(|i| {
+        let frame = &frames[i % n];
+        let OutputPlan::Exact(len) = plan_output(frame, Limits::default(), None).unwrap() else {
+          panic!("frames record their size")
+        };
+        let mut output = Vec::with_capacity(len);
+        let mut dctx = decompressors.take().unwrap();
+        decompress_exact(&mut dctx, frame, &mut output, len, None).unwrap();
+        dctx.give_back();
+        black_box(output);
+      }),
+    );
+    record(
+      "decompress",
+      size,
+      "fresh context per call",
+      micros_per_call(|i| {
+        black_box(DCtx::create().decompress(&mut out[..], &frames[i % n]).unwrap());
+      }),
+    );
   }
   fs::create_dir_all("benchmark/results").unwrap();
   fs::write("benchmark/results/rust.json", format!("{{\"rows\":[\n{}\n]}}\n", rows.join(",\n"))).unwrap();

@@ -46,7 +46,7 @@ for (const size of [64 << 10, 1 << 20, 16 << 20, 64 << 20]) {
   const input = repeated(size)
   const call = await callTime(input, size >= 16 << 20 ? 5 : size >= 1 << 20 ? 30 : 500)
   const copy = Math.max(0, call - baseline)
-  console.log(`| ${mib(size)} | ${fmt(call)} | ${fmt(copy)} | ${copy > 0 ? (size / copy / 1000).toFixed(1) + ' GB/s' : '-'} |`)
+  console.log(`| ${mib(size)} | ${fmt(call)} | ${fmt(copy)} | ${copy > 0 ? `${(size / copy / 1000).toFixed(1)} GB/s` : '-'} |`)
 }
 
 console.log('\n## Event loop while one 64 MiB compress runs (level 3)')
@@ -60,7 +60,9 @@ console.log('\n## Event loop while one 64 MiB compress runs (level 3)')
   await compress(input, 3)
   const wall = performance.now() - t0
   histogram.disable()
-  console.log(`compress took ${fmt(wall * 1000)}; event-loop delay p50 ${(histogram.percentile(50) / 1e6).toFixed(1)} ms, max ${(histogram.max / 1e6).toFixed(1)} ms`)
+  console.log(
+    `compress took ${fmt(wall * 1000)}; event-loop delay p50 ${(histogram.percentile(50) / 1e6).toFixed(1)} ms, max ${(histogram.max / 1e6).toFixed(1)} ms`,
+  )
 }
 
 console.log('\n## Output buffers: decompressSync into a Buffer allocated up front vs a native buffer copied at the end')

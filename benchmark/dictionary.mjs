@@ -26,19 +26,36 @@ export function measureDictionary() {
   const dictionary = new zstd.Dictionary(bytes)
   const average = records.reduce((sum, record) => sum + record.length, 0) / records.length
   const rows = []
-  for (const [name, options] of [['no dictionary', {}], ['trained dictionary', { dictionary }]]) {
+  for (const [name, options] of [
+    ['no dictionary', {}],
+    ['trained dictionary', { dictionary }],
+  ]) {
     const frames = records.map((record) => zstd.compressSync(record, options))
     const ratio = records.reduce((sum, r) => sum + r.length, 0) / frames.reduce((sum, f) => sum + f.length, 0)
     const compress = micros((i) => zstd.compressSync(records[i % records.length], options))
     const decompress = micros((i) => zstd.decompressSync(frames[i % frames.length], options))
     rows.push({ name, ratio, compress, decompress })
-    console.log(`dictionary: ${name}: ratio ${ratio.toFixed(2)}, compress ${compress.toFixed(2)} µs, decompress ${decompress.toFixed(2)} µs`)
+    console.log(
+      `dictionary: ${name}: ratio ${ratio.toFixed(2)}, compress ${compress.toFixed(2)} µs, decompress ${decompress.toFixed(2)} µs`,
+    )
   }
   const build = micros(() => new zstd.Dictionary(bytes), 1000)
-  const buildAndUse = micros((i) => zstd.compressSync(records[i % records.length], { dictionary: new zstd.Dictionary(bytes) }), 1000)
+  const buildAndUse = micros(
+    (i) => zstd.compressSync(records[i % records.length], { dictionary: new zstd.Dictionary(bytes) }),
+    1000,
+  )
   console.log(`dictionary: building a Dictionary ${build.toFixed(1)} µs; a call that builds its own ${buildAndUse.toFixed(1)} µs`)
-  const result = { node: process.version, records: records.length, average, dictionarySize: bytes.length, trainMs, rows, build, buildAndUse }
-  writeFileSync(new URL('./results/dictionary.json', import.meta.url), JSON.stringify(result, null, 2) + '\n')
+  const result = {
+    node: process.version,
+    records: records.length,
+    average,
+    dictionarySize: bytes.length,
+    trainMs,
+    rows,
+    build,
+    buildAndUse,
+  }
+  writeFileSync(new URL('./results/dictionary.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
   return result
 }
 

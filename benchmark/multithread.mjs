@@ -59,7 +59,7 @@ export function measureMultithread() {
   }
   const memory = [3, 9].map((level) => ({ level, workers: 2, ...rssOfCachedContext(level, 2) }))
   const result = { node: process.version, cores: cpus().length, size: SIZE, rows, memory }
-  writeFileSync(new URL('./results/multithread.json', import.meta.url), JSON.stringify(result, null, 2) + '\n')
+  writeFileSync(new URL('./results/multithread.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
   return result
 }
 

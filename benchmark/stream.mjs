@@ -20,7 +20,16 @@ async function run(input, makeStream) {
   }
   const out = []
   const start = performance.now()
-  await pipeline(Readable.from(chunks()), makeStream(), new Writable({ write: (chunk, _, done) => (out.push(chunk), done()) }))
+  await pipeline(
+    Readable.from(chunks()),
+    makeStream(),
+    new Writable({
+      write(chunk, _, done) {
+        out.push(chunk)
+        done()
+      },
+    }),
+  )
   return { millis: performance.now() - start, output: Buffer.concat(out) }
 }
 
@@ -35,7 +44,9 @@ async function best(input, makeStream, runs = 3) {
 
 export async function measureStreams() {
   const input = repeated(SIZE)
-  const contenders = { 'zstd-pool': { compress: () => zstd.createCompressStream({ level: 3 }), decompress: () => zstd.createDecompressStream() } }
+  const contenders = {
+    'zstd-pool': { compress: () => zstd.createCompressStream({ level: 3 }), decompress: () => zstd.createDecompressStream() },
+  }
   if (zlib.createZstdCompress) {
     contenders['node:zlib zstd'] = {
       compress: () => zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } }),
@@ -48,11 +59,18 @@ export async function measureStreams() {
     const decompressed = await best(compressed.output, make.decompress)
     if (!decompressed.output.equals(input)) throw new Error(`${name} did not round-trip`)
     const mbps = (millis) => SIZE / 1e6 / (millis / 1000)
-    rows.push({ name, compress: mbps(compressed.millis), decompress: mbps(decompressed.millis), ratio: SIZE / compressed.output.length })
-    console.log(`streams: ${name}: compress ${mbps(compressed.millis).toFixed(0)} MB/s, decompress ${mbps(decompressed.millis).toFixed(0)} MB/s`)
+    rows.push({
+      name,
+      compress: mbps(compressed.millis),
+      decompress: mbps(decompressed.millis),
+      ratio: SIZE / compressed.output.length,
+    })
+    console.log(
+      `streams: ${name}: compress ${mbps(compressed.millis).toFixed(0)} MB/s, decompress ${mbps(decompressed.millis).toFixed(0)} MB/s`,
+    )
   }
   const result = { node: process.version, size: SIZE, chunk: CHUNK, rows }
-  writeFileSync(new URL('./results/stream.json', import.meta.url), JSON.stringify(result, null, 2) + '\n')
+  writeFileSync(new URL('./results/stream.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
   return result
 }
 

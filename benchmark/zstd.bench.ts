@@ -60,7 +60,11 @@ for (const mode of modes) {
       for (const [name, contender] of Object.entries(contenders)) {
         const call = contender[fn]
         if (!call) continue
-        const data = fn.startsWith('de') ? (contender.encode ? inputs.get(size)!.map(contender.encode) : frames.get(size)!) : inputs.get(size)!
+        const data = fn.startsWith('de')
+          ? contender.encode
+            ? inputs.get(size)!.map(contender.encode)
+            : frames.get(size)!
+          : inputs.get(size)!
         let i = 0
         const hooks = { setup: contender.setup, teardown: contender.teardown }
         if (inFlight === 0) {

@@ -14,7 +14,8 @@ fn main() {
   });
   println!("fuzzing the decompression path for {seconds} s, seed {seed}");
   let started = Instant::now();
-  let report = harness::run(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), seed, u64::MAX, Some(started + Duration::from_secs(seconds)));
+  let report =
+    harness::run(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), seed, u64::MAX, Some(started + Duration::from_secs(seconds)));
   let rate = report.executions as f64 / started.elapsed().as_secs_f64();
   println!("{} inputs ({rate:.0}/s), {} decoded, failures by kind:", report.executions, report.decoded);
   for (kind, count) in &report.failures {

@@ -28,7 +28,11 @@ impl Rng {
     self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
   }
   pub fn below(&mut self, n: usize) -> usize {
-    if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+    if n == 0 {
+      0
+    } else {
+      (self.next() % n as u64) as usize
+    }
   }
 }
 

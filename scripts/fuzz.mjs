@@ -11,7 +11,9 @@ const zstd = require('../main.js')
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 function seeds() {
-  const corpus = readdirSync(`${root}__test__/corpus`).sort().map((name) => readFileSync(`${root}__test__/corpus/${name}`))
+  const corpus = readdirSync(`${root}__test__/corpus`)
+    .sort()
+    .map((name) => readFileSync(`${root}__test__/corpus/${name}`))
   const made = corpus.flatMap((data, i) => {
     const piece = data.subarray(0, 500 + i * 2000)
     return [zstd.compressSync(piece, [-3, 1, 3, 9, 19][i % 5]), zstd.compressSync(piece, { level: 3, checksum: true })]
@@ -63,7 +65,11 @@ function mutate(below, frame, other) {
         break
       default: {
         const at = below(out.length + 1)
-        out = Buffer.concat([out.subarray(0, at), Buffer.from(Array.from({ length: 1 + below(16) }, () => below(256))), out.subarray(at)])
+        out = Buffer.concat([
+          out.subarray(0, at),
+          Buffer.from(Array.from({ length: 1 + below(16) }, () => below(256))),
+          out.subarray(at),
+        ])
       }
     }
   }

@@ -9,12 +9,26 @@ async function main() {
   const data = Buffer.from(`${process.arch} ${process.version} `.repeat(20000))
   const frame = zstd.compressSync(data, 3)
   if (!zstd.decompressSync(frame).equals(data)) throw new Error('sync round trip')
-  if (!(await zstd.decompress(await zstd.compress(data, { level: 19, checksum: true }))).equals(data)) throw new Error('async round trip')
-  const records = Array.from({ length: 2000 }, (_, i) => Buffer.from(JSON.stringify({ id: i, name: `user${i % 97}`, ok: i % 2 === 0 })))
+  if (!(await zstd.decompress(await zstd.compress(data, { level: 19, checksum: true }))).equals(data))
+    throw new Error('async round trip')
+  const records = Array.from({ length: 2000 }, (_, i) =>
+    Buffer.from(JSON.stringify({ id: i, name: `user${i % 97}`, ok: i % 2 === 0 })),
+  )
   const dictionary = new zstd.Dictionary(zstd.trainDictionary(records, { size: 4096 }))
-  if (!zstd.decompressSync(zstd.compressSync(records[7], { dictionary }), { dictionary }).equals(records[7])) throw new Error('dictionary')
+  if (!zstd.decompressSync(zstd.compressSync(records[7], { dictionary }), { dictionary }).equals(records[7]))
+    throw new Error('dictionary')
   const out = []
-  await pipeline(Readable.from([data]), zstd.createCompressStream(), zstd.createDecompressStream(), new Writable({ write: (c, _, done) => (out.push(c), done()) }))
+  await pipeline(
+    Readable.from([data]),
+    zstd.createCompressStream(),
+    zstd.createDecompressStream(),
+    new Writable({
+      write(chunk, _, done) {
+        out.push(chunk)
+        done()
+      },
+    }),
+  )
   if (!Buffer.concat(out).equals(data)) throw new Error('streams')
   let failed = false
   try {
@@ -23,7 +37,9 @@ async function main() {
     failed = error.code === 'ZSTD_error_srcSize_wrong'
   }
   if (!failed) throw new Error('errors')
-  console.log(`platform check ok: ${process.platform}-${process.arch}, Node ${process.version}, binding ${zstd.__napiBindingTarget ?? 'native'}`)
+  console.log(
+    `platform check ok: ${process.platform}-${process.arch}, Node ${process.version}, binding ${zstd.__napiBindingTarget ?? 'native'}`,
+  )
 }
 
 main().catch((error) => {

@@ -19,7 +19,11 @@ const run = (command, args, options = {}) => execFileSync(command, args, { encod
 const addon = readdirSync(root).find((name) => name.endsWith('.node'))
 const platform = addon.replace(/^zstd-pool\./, '').replace(/\.node$/, '')
 copyFileSync(join(root, addon), join(root, 'npm', platform, addon))
-const pack = (dir) => join(work, run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], { cwd: dir }).trim().split('\n').at(-1))
+const pack = (dir) =>
+  join(
+    work,
+    run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], { cwd: dir }).trim().split('\n').at(-1),
+  )
 const tarballs = [pack(root), pack(join(root, 'npm', platform))]
 
 const project = join(work, 'project')
@@ -76,7 +80,19 @@ for (const node of nodes) {
 check('TypeScript type check (tsc --strict)', () =>
   run(
     join(root, 'node_modules/.bin/tsc'),
-    ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--typeRoots', join(root, 'node_modules/@types'), '--types', 'node', 'check.ts'],
+    [
+      '--noEmit',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--typeRoots',
+      join(root, 'node_modules/@types'),
+      '--types',
+      'node',
+      'check.ts',
+    ],
     { cwd: project },
   ),
 )

@@ -12,7 +12,11 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const seconds = Number(process.argv[2] ?? 600)
 const maxGrowthMb = Number(process.argv[3] ?? 32)
 
-const corpus = Buffer.concat(readdirSync(`${root}__test__/corpus`).sort().map((name) => readFileSync(`${root}__test__/corpus/${name}`)))
+const corpus = Buffer.concat(
+  readdirSync(`${root}__test__/corpus`)
+    .sort()
+    .map((name) => readFileSync(`${root}__test__/corpus/${name}`)),
+)
 const sizes = [100, 1 << 10, 16 << 10, 256 << 10, 2 << 20]
 const inputs = sizes.map((size, i) => corpus.subarray(i * 1000, i * 1000 + size))
 const frames = inputs.map((input) => zstd.compressSync(input))
@@ -47,9 +51,15 @@ const growth = mb(Math.max(...secondHalf.map((s) => s.rss)) - secondHalf[0].rss)
 const n = secondHalf.length
 const meanT = secondHalf.reduce((a, s) => a + s.t, 0) / n
 const meanR = secondHalf.reduce((a, s) => a + mb(s.rss), 0) / n
-const slope = secondHalf.reduce((a, s) => a + (s.t - meanT) * (mb(s.rss) - meanR), 0) / (secondHalf.reduce((a, s) => a + (s.t - meanT) ** 2, 0) || 1)
-console.log(`soak: ${calls} calls in ${seconds} s; RSS ${mb(samples[0].rss).toFixed(1)} MB at first, peak ${mb(Math.max(...samples.map((s) => s.rss))).toFixed(1)} MB, last ${mb(samples.at(-1).rss).toFixed(1)} MB`)
-console.log(`soak: second half: growth ${growth.toFixed(1)} MB, slope ${slope.toFixed(3)} MB/s; pools ${JSON.stringify(zstd.poolStats().compressors)}`)
+const slope =
+  secondHalf.reduce((a, s) => a + (s.t - meanT) * (mb(s.rss) - meanR), 0) /
+  (secondHalf.reduce((a, s) => a + (s.t - meanT) ** 2, 0) || 1)
+console.log(
+  `soak: ${calls} calls in ${seconds} s; RSS ${mb(samples[0].rss).toFixed(1)} MB at first, peak ${mb(Math.max(...samples.map((s) => s.rss))).toFixed(1)} MB, last ${mb(samples.at(-1).rss).toFixed(1)} MB`,
+)
+console.log(
+  `soak: second half: growth ${growth.toFixed(1)} MB, slope ${slope.toFixed(3)} MB/s; pools ${JSON.stringify(zstd.poolStats().compressors)}`,
+)
 if (growth > maxGrowthMb) {
   console.error(`soak: RSS grew ${growth.toFixed(1)} MB over the second half, more than ${maxGrowthMb} MB`)
   process.exit(1)

@@ -141,9 +141,7 @@ pub fn plan_output(input: &[u8], limits: Limits, dictionary: Option<&Prepared>) 
   }
   // Typical compression ratios are below 4; the buffer doubles from there when they are not.
   let guess = input.len().saturating_mul(4).max(64 * 1024);
-  let initial = guess
-    .min(usize::try_from(bound).unwrap_or(usize::MAX))
-    .min(max_output_length.saturating_add(1));
+  let initial = guess.min(usize::try_from(bound).unwrap_or(usize::MAX)).min(max_output_length.saturating_add(1));
   Ok(OutputPlan::Growable { initial, declared })
 }
 
@@ -272,9 +270,7 @@ pub fn decompress_to_vec(
 }
 
 fn reserve_to(output: &mut Vec<u8>, capacity: usize) -> Result<(), Failure> {
-  output
-    .try_reserve_exact(capacity.saturating_sub(output.len()))
-    .map_err(|_| Failure::OutOfMemory { bytes: capacity })
+  output.try_reserve_exact(capacity.saturating_sub(output.len())).map_err(|_| Failure::OutOfMemory { bytes: capacity })
 }
 
 /// A libzstd decoding error as reported: a frame that holds more than it declares shows up as
@@ -360,15 +356,9 @@ mod tests {
   fn stops_at_the_output_limit() {
     let data = text(1_000_000);
     let declared = zstd::bulk::compress(&data, 3).unwrap();
-    assert!(matches!(
-      decompress_all(&declared, 999_999),
-      Err(Failure::OutputTooLarge { declared: Some(1_000_000), .. })
-    ));
+    assert!(matches!(decompress_all(&declared, 999_999), Err(Failure::OutputTooLarge { declared: Some(1_000_000), .. })));
     let undeclared = streamed_frame(&data);
-    assert!(matches!(
-      decompress_all(&undeclared, 999_999),
-      Err(Failure::OutputTooLarge { declared: None, .. })
-    ));
+    assert!(matches!(decompress_all(&undeclared, 999_999), Err(Failure::OutputTooLarge { declared: None, .. })));
     assert_eq!(decompress_all(&undeclared, 1_000_000).unwrap(), data);
     assert_eq!(decompress_all(&declared, 1_000_000).unwrap(), data);
   }

@@ -104,7 +104,16 @@ mod tests {
 
   fn records(count: usize) -> Vec<Vec<u8>> {
     (0..count)
-      .map(|i| format!(r#"{{"id":{i},"user":"user{}","action":"{}","ok":{},"ms":{}}}"#, i % 97, ["login", "view", "buy"][i % 3], i % 2 == 0, i * 7 % 1000).into_bytes())
+      .map(|i| {
+        format!(
+          r#"{{"id":{i},"user":"user{}","action":"{}","ok":{},"ms":{}}}"#,
+          i % 97,
+          ["login", "view", "buy"][i % 3],
+          i % 2 == 0,
+          i * 7 % 1000
+        )
+        .into_bytes()
+      })
       .collect()
   }
 

@@ -65,7 +65,8 @@ impl Failure {
     let (class, code, message) = match self {
       Failure::Zstd(code) => {
         let name = zstd_error_code_name(*code);
-        let hint = if name == "ZSTD_error_frameParameter_windowTooLarge" { " (raise the windowLogMax option to decode it)" } else { "" };
+        let hint =
+          if name == "ZSTD_error_frameParameter_windowTooLarge" { " (raise the windowLogMax option to decode it)" } else { "" };
         (Error, name, format!("zstd: {}{hint}", zstd_safe::get_error_name(*code)))
       }
       Failure::WindowTooLarge { window, window_log_max } => (
@@ -77,11 +78,9 @@ impl Failure {
           1u64 << window_log_max
         ),
       ),
-      Failure::Truncated => (
-        Error,
-        "ZSTD_error_srcSize_wrong",
-        "zstd: input ended in the middle of a frame (truncated, or empty)".to_owned(),
-      ),
+      Failure::Truncated => {
+        (Error, "ZSTD_error_srcSize_wrong", "zstd: input ended in the middle of a frame (truncated, or empty)".to_owned())
+      }
       Failure::OutputTooLarge { limit, declared: Some(declared) } => (
         RangeError,
         "ERR_BUFFER_TOO_LARGE",
@@ -112,11 +111,9 @@ impl Failure {
       Failure::StreamEnded => {
         (Error, "ERR_STREAM_WRITE_AFTER_END", "zstd-pool: this stream has ended or failed, and takes no more input".to_owned())
       }
-      Failure::StepInProgress => (
-        Error,
-        "ERR_INVALID_STATE",
-        "zstd-pool: a stream step is still running; wait for it before the next".to_owned(),
-      ),
+      Failure::StepInProgress => {
+        (Error, "ERR_INVALID_STATE", "zstd-pool: a stream step is still running; wait for it before the next".to_owned())
+      }
       Failure::Unsupported(what) => (Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", format!("zstd-pool: {what}")),
       Failure::Aborted => (Error, "ABORT_ERR", "The operation was aborted".to_owned()),
       Failure::Panicked => {
@@ -188,7 +185,7 @@ mod tests {
   #[test]
   fn zstd_codes_have_their_libzstd_names() {
     let mut dctx = zstd::zstd_safe::DCtx::create();
-    let mut out = vec![0u8; 16];
+    let mut out = [0u8; 16];
     let code = dctx.decompress(&mut out[..], b"definitely not zstd").unwrap_err();
     assert_eq!(zstd_error_code_name(code), "ZSTD_error_prefix_unknown");
     assert_eq!(zstd_error_code_name(zstd_error(ZSTD_ErrorCode::ZSTD_error_checksum_wrong)), "ZSTD_error_checksum_wrong");

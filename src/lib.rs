@@ -315,7 +315,14 @@ impl DecompressCall {
     node::queue(env, job, cancellation)
   }
 
-  fn run_here(&self, env: &Env, input: &[u8], plan: OutputPlan, mut slab: Option<Slab>, offset: u32) -> std::result::Result<Js, Failure> {
+  fn run_here(
+    &self,
+    env: &Env,
+    input: &[u8],
+    plan: OutputPlan,
+    mut slab: Option<Slab>,
+    offset: u32,
+  ) -> std::result::Result<Js, Failure> {
     match plan {
       OutputPlan::Exact(len) if len < SHARED_BELOW => {
         if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, len, input)) {

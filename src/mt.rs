@@ -93,11 +93,7 @@ impl Home<CCtx<'static>> for KeyedHome<'_> {
 
 impl MtCache {
   pub fn new(max_idle: usize) -> Self {
-    Self {
-      idle: Mutex::new(Vec::new()),
-      max_idle: AtomicUsize::new(max_idle),
-      counts: Counts::default(),
-    }
+    Self { idle: Mutex::new(Vec::new()), max_idle: AtomicUsize::new(max_idle), counts: Counts::default() }
   }
 
   fn idle(&self) -> MutexGuard<'_, Vec<(Key, CCtx<'static>)>> {

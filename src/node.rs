@@ -170,9 +170,8 @@ pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
   let mut value = ptr::null_mut();
   // SAFETY: on the JavaScript thread of `env`; `bytes` is readable for its length and no
   // JavaScript runs during the copy.
-  let status = unsafe {
-    sys::napi_create_buffer_copy(env.raw(), bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut value)
-  };
+  let status =
+    unsafe { sys::napi_create_buffer_copy(env.raw(), bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut value) };
   if status != sys::Status::napi_ok {
     return Err(Failure::OutOfMemory { bytes: bytes.len() });
   }
@@ -230,9 +229,8 @@ impl FromNapiValue for Slab {
     let (mut kind, mut len, mut data) = (0, 0, ptr::null_mut());
     // SAFETY: napi-rs calls this on the JavaScript thread of `env`, with the call's argument;
     // reading a typed array's layout runs no JavaScript.
-    let status = unsafe {
-      sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut())
-    };
+    let status =
+      unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) };
     if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
       return Err(napi::Error::new(napi::Status::InvalidArg, "the slab must be a Buffer"));
     }
@@ -312,12 +310,7 @@ impl PrivateBuffer {
 
   /// The Buffer's memory, for the work to write.
   pub fn output(&mut self) -> Uninit<'_> {
-    Uninit {
-      data: NonNull::new(self.data).unwrap_or(NonNull::dangling()),
-      capacity: self.len,
-      filled: 0,
-      _memory: PhantomData,
-    }
+    Uninit { data: NonNull::new(self.data).unwrap_or(NonNull::dangling()), capacity: self.len, filled: 0, _memory: PhantomData }
   }
 
   /// The Buffer, now the call's result.

@@ -122,10 +122,8 @@ impl<C: Context> ContextPool<C> {
       return;
     }
     let max_idle = self.max_idle.load(Ordering::Relaxed);
-    let reserved = self
-      .idle_count
-      .fetch_update(Ordering::AcqRel, Ordering::Acquire, |count| (count < max_idle).then_some(count + 1))
-      .is_ok();
+    let reserved =
+      self.idle_count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |count| (count < max_idle).then_some(count + 1)).is_ok();
     if reserved && self.idle.push(context).is_ok() {
       return;
     }

@@ -120,7 +120,11 @@ pub struct CompressState {
 }
 
 impl CompressState {
-  pub fn new(params: CompressParams, pledged_size: Option<u64>, dictionary: Option<Arc<Prepared>>) -> std::result::Result<Self, Failure> {
+  pub fn new(
+    params: CompressParams,
+    pledged_size: Option<u64>,
+    dictionary: Option<Arc<Prepared>>,
+  ) -> std::result::Result<Self, Failure> {
     let mut cctx = COMPRESSORS.take()?;
     let cdict = dictionary.as_ref().map(|dictionary| dictionary.cdict(params.level)).transpose()?;
     crate::compress::configure(&mut cctx, params, cdict.as_deref())?;
@@ -321,7 +325,13 @@ impl CompressSession {
   /// `pledged_size`, when given, is recorded in the frame header; the stream fails if the total
   /// it is given differs.
   #[napi(constructor)]
-  pub fn new(env: Env, level: i32, checksum: bool, dictionary: Option<&PreparedDictionary>, pledged_size: Option<f64>) -> Result<Self> {
+  pub fn new(
+    env: Env,
+    level: i32,
+    checksum: bool,
+    dictionary: Option<&PreparedDictionary>,
+    pledged_size: Option<f64>,
+  ) -> Result<Self> {
     let params = CompressParams { level, checksum, workers: 0 };
     node::guarded(|| CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)))
       .map(|state| Self { session: Session::new(state) })
