@@ -158,7 +158,8 @@ const DEFAULTS = Object.freeze({ level: DEFAULT_LEVEL, checksum: false, workers:
 /** The second argument of the compress functions: a level, or an object of options. */
 function compressOptions(options, name = 'level') {
   if (options === undefined || options === null) return DEFAULTS
-  if (typeof options === 'number') return { ...DEFAULTS, level: level(options, name) }
+  if (typeof options === 'number')
+    return { level: level(options, name), checksum: false, workers: 0, dictionary: undefined, signal: undefined }
   if (typeof options !== 'object') throw invalidType(name, 'of type number or an object of compress options', options)
   const {
     level: levelValue,
@@ -346,12 +347,14 @@ function cancellable(abortSignal, start) {
       finish(reject, error)
       return
     }
-    if (isPromise(value))
+    if (isPromise(value)) {
       value.then(
         (output) => finish(resolve, output),
         (error) => finish(reject, error),
       )
-    else finish(resolve, result(value))
+    } else {
+      finish(resolve, result(value))
+    }
   })
 }
 
@@ -445,6 +448,10 @@ class Dictionary {
   /** The dictionary's size in bytes. */
   get size() {
     return this.#prepared.size
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return `Dictionary { id: ${this.id}, size: ${this.size} }`
   }
 
   static {

@@ -38,7 +38,7 @@ async function main() {
   }
   if (!failed) throw new Error('errors')
   console.log(
-    `platform check ok: ${process.platform}-${process.arch}, Node ${process.version}, binding ${zstd.__napiBindingTarget ?? 'native'}`,
+    `platform check ok: ${process.platform}-${process.arch}, Node ${process.version}, binding ${require('../index.js').__napiBindingTarget ?? 'native'}`,
   )
 }
 
