@@ -4,6 +4,10 @@
 //!
 //! A session takes one step at a time, in order: a step given while another is still running is
 //! refused (`ERR_INVALID_STATE`), so that chunks can never interleave into a corrupt frame.
+//!
+//! `push` runs on the JavaScript thread: it copies its chunk into the step before anything that
+//! can run JavaScript (queueing creates a Promise; see `node.rs`), and the step runs on a libuv
+//! thread with the session's lock held, touching no JavaScript value.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
