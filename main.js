@@ -33,9 +33,8 @@ function loadBinding() {
         'Install zstd-pool on the machine that runs it (node_modules copied from another OS or libc lack the right binary), ' +
         'and keep optional dependencies on: npm install --include=optional.',
     )
-    error.code = 'ERR_ZSTD_POOL_NO_BINARY'
     error.cause = cause
-    throw error
+    throw coded(error, 'ERR_ZSTD_POOL_NO_BINARY')
   }
 }
 
@@ -63,18 +62,25 @@ function safely(read) {
   }
 }
 
+/** `error` with its `code` (and other properties) defined as its own, so that no setter on
+ * `Error.prototype` runs. */
+function coded(error, code, properties) {
+  return Object.defineProperties(error, {
+    code: { value: code, writable: true, enumerable: true, configurable: true },
+    ...properties,
+  })
+}
+
 function invalidType(name, expected, value) {
   const error = new TypeError(
     `The "${name}" ${name.includes('.') ? 'property' : 'argument'} must be ${expected}. Received ${describe(value)}`,
   )
-  error.code = 'ERR_INVALID_ARG_TYPE'
-  return error
+  return coded(error, 'ERR_INVALID_ARG_TYPE')
 }
 
 function outOfRange(name, expected, value) {
   const error = new RangeError(`The value of "${name}" is out of range. It must be ${expected}. Received ${String(value)}`)
-  error.code = 'ERR_OUT_OF_RANGE'
-  return error
+  return coded(error, 'ERR_OUT_OF_RANGE')
 }
 
 function integer(value, name, min, max) {
@@ -112,11 +118,22 @@ function bytes(data, name) {
   if (isUint8Array(data)) return data
   if (typeof data === 'string') return bufferFrom(data, 'utf8')
   const getters = isTypedArray(data) ? typedArrayGetters : isDataView(data) ? dataViewGetters : undefined
-  if (getters) {
-    return new Uint8Array(getters.buffer.call(data), getters.byteOffset.call(data), getters.byteLength.call(data))
-  }
-  if (isAnyArrayBuffer(data)) return new Uint8Array(data)
+  // A view whose memory is gone (detached, or past the end of a shrunk resizable buffer) reads
+  // as no bytes, as a detached Uint8Array does.
+  if (getters)
+    return viewOrEmpty(
+      () => new Uint8Array(getters.buffer.call(data), getters.byteOffset.call(data), getters.byteLength.call(data)),
+    )
+  if (isAnyArrayBuffer(data)) return viewOrEmpty(() => new Uint8Array(data))
   throw invalidType(name, INPUT_TYPES, data)
+}
+
+function viewOrEmpty(view) {
+  try {
+    return view()
+  } catch {
+    return new Uint8Array(0)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,9 +146,8 @@ function level(value, name) {
 function workers(value) {
   integer(value, 'options.workers', 0, capabilities.maxWorkers || 256)
   if (value >= 2 && capabilities.maxWorkers === 0) {
-    const error = new Error('zstd-pool: this build of libzstd has no multi-threading (the WASI build): workers must be 0 or 1')
-    error.code = 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM'
-    throw error
+    const message = 'zstd-pool: this build of libzstd has no multi-threading (the WASI build): workers must be 0 or 1'
+    throw coded(new Error(message), 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM')
   }
   return value
 }
@@ -209,13 +225,19 @@ function decompressOptions(options) {
 // past `slabUsed` and returns its length; the view is made here. A shared slab must never be
 // detached (that would empty every result in it and hand their bytes to whoever detached it), so
 // slabs are shared only where the runtime refuses to detach an untransferable ArrayBuffer
-// (Node 24 on); elsewhere (Node 20 and 22, Bun) every result has memory of its own.
+// (Node 24 on); elsewhere (Node 20 and 22, Bun) every result has memory of its own. This trusts
+// Node's own functions as they are when this module loads: code that replaces them before that
+// can defeat it, as it can defeat Node's own Buffer pool.
 
 const SLAB_SIZE = 8192
 const SHARED_BELOW = capabilities.sharedBelow
-const shareSlabs = capabilities.resultsInPlace && untransferableMeansUndetachable()
+const shareSlabs = capabilities.resultsInPlace && nodeMajor() >= 24 && untransferableMeansUndetachable()
 let slab = null
 let slabUsed = SLAB_SIZE
+
+function nodeMajor() {
+  return process.release?.name === 'node' ? Number(process.versions.node.split('.')[0]) : 0
+}
 
 function untransferableMeansUndetachable() {
   const probe = new ArrayBuffer(8)
@@ -316,9 +338,7 @@ const addAbortListener =
 
 function abortError(abortSignal) {
   const error = new Error('The operation was aborted', { cause: safely(() => abortSignal.reason) })
-  error.name = 'AbortError'
-  error.code = 'ABORT_ERR'
-  return error
+  return coded(error, 'ABORT_ERR', { name: { value: 'AbortError', writable: true, configurable: true } })
 }
 
 /** Runs an async call with an AbortSignal: `start(cancellation)` makes the native call. */

@@ -20,7 +20,7 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
   class Engine {
     #session
     #decoding
-    #closed = false
+    #closed = null // why the stream went, once it has
 
     constructor(session, decoding) {
       this.#session = session
@@ -42,17 +42,19 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
       return this.#run(EMPTY, true, Flush.Frame, deliver)
     }
 
-    /** Frees the session's context (now, or when the running step ends): the stream is gone. */
-    close() {
-      this.#closed = true
+    /** Frees the session's context (now, or when the running step ends): the stream is gone,
+     * and a step under way fails with `reason`. */
+    close(reason) {
+      this.#closed ??= { reason }
       this.#session.close()
     }
 
     async #run(input, last, flush, deliver) {
-      while (!this.#closed) {
+      for (;;) {
+        if (this.#closed) throw this.#closed.reason
         const output = await (this.#decoding ? this.#session.push(input, last) : this.#session.push(input, flush))
         input = EMPTY
-        if (this.#closed) return
+        if (this.#closed) throw this.#closed.reason
         if (output.length) await deliver(output)
         if (!this.#decoding || !this.#session.more) return
       }
@@ -116,7 +118,7 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
     }
 
     _destroy(error, callback) {
-      this.#engine.close()
+      this.#engine.close(error ?? new Error('The stream was destroyed'))
       this.#resume?.()
       callback(error)
     }
@@ -165,7 +167,7 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
     }
     const stop = (reason) => {
       failure ??= { reason }
-      engine.close()
+      engine.close(reason)
       wake()
     }
     const deliver = (output) => {
@@ -188,11 +190,25 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
       cancel: (reason) => stop(reason ?? new Error('The readable side was cancelled')),
     })
     const writable = new WritableStream({
-      write: (chunk) => {
+      // Whatever stops a write (a chunk of the wrong type included) stops the readable side too:
+      // a reader never waits for output that cannot come.
+      write: async (chunk) => {
         if (failure) throw failure.reason
-        return engine.write(bytes(chunk, 'chunk'), deliver).catch(fail)
+        try {
+          await engine.write(bytes(chunk, 'chunk'), deliver)
+        } catch (error) {
+          fail(error)
+        }
       },
-      close: () => engine.end(deliver).then(() => controller.close(), fail),
+      close: async () => {
+        if (failure) throw failure.reason
+        try {
+          await engine.end(deliver)
+        } catch (error) {
+          fail(error)
+        }
+        controller.close()
+      },
       abort: (reason) => {
         if (!failure) {
           stop(reason)

@@ -111,6 +111,23 @@ describe.each(Object.entries(paths))('%s', (_, run) => {
     await expect(run(modest)).rejects.toThrowError(expect.objectContaining({ code: expect.stringMatching(/^ZSTD_error_/) }))
   })
 
+  it('refuses a frame that ends short of the size it declares, among frames of unknown size too', async () => {
+    // Declares 200 bytes, holds 100 in a raw block, then an empty last block (libzstd's streaming
+    // decoder does not check the size then); followed by a frame that declares no size.
+    const short = Buffer.concat([
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xa0, 200, 0, 0, 0, 100 << 3, 0, 0]),
+      Buffer.alloc(100, 'a'),
+      Buffer.from([1, 0, 0]),
+    ])
+    const unknownSize = Buffer.concat([
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38, 1 | (4 << 3), 0, 0]),
+      Buffer.from('tail'),
+    ])
+    for (const input of [short, Buffer.concat([short, unknownSize]), Buffer.concat([unknownSize, short])]) {
+      await expect(run(input)).rejects.toThrowError(expect.objectContaining({ code: 'ZSTD_error_corruption_detected' }))
+    }
+  })
+
   it('refuses frames needing a window above windowLogMax, naming the option', async () => {
     // The zstd tool writes the window it was told to when it cannot see the input's size.
     const data = corpusFile('urls.10K')

@@ -82,6 +82,19 @@ describe('trainDictionary and Dictionary', () => {
     expect(() => trainDictionary([Buffer.from('a'), 5] as any)).toThrow(TypeError)
     expect(() => trainDictionary(training, { size: 10 })).toThrow(RangeError)
     expect(new Dictionary(Buffer.from('raw content, no dictionary header')).id).toBe(0)
+    // Forgeries of the class, by prototype or by Proxy, are not Dictionaries.
+    for (const forged of [Object.create(Dictionary.prototype), new Proxy(dictionary, {})]) {
+      expect(() => compressSync('x', { dictionary: forged })).toThrowError(
+        expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }),
+      )
+    }
+  })
+
+  it('ask for no more memory than the samples hold, whatever size is asked for', () => {
+    const before = process.memoryUsage().rss
+    const trained = trainDictionary(training, { size: 2 ** 30 })
+    expect(trained.length).toBeLessThanOrEqual(Buffer.concat(training).length)
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 << 20)
   })
 })
 

@@ -74,6 +74,27 @@ describe.each(nodes)('in a child process on Node $version', ({ path, major }) =>
     if (attempts.some((attempt: string) => attempt.endsWith('detached'))) expect(sharedSlab).toBe(false)
   })
 
+  it('a result Buffer found with node:inspector and detached meanwhile cannot be written after it is freed', () => {
+    const { correct, victimsUntouched } = hostile(path, 'inspector-finds-result', { flags: ['--expose-gc'] })
+    expect({ correct, victimsUntouched }).toEqual({ correct: true, victimsUntouched: true })
+  })
+
+  it.runIf(major <= 22)('64 small frames declaring 64 MiB each, at once, under a memory limit, fail with coded errors', () => {
+    const outcomes = hostile(path, 'concurrent-declared', { memoryLimitKiB: 4_000_000 })
+    for (const outcome of outcomes) expect(outcome).toMatch(/^rejected (ZSTD_error_\w+|ERR_MEMORY_ALLOCATION_FAILED)$/)
+  })
+
+  it('a throwing `code` setter on Error.prototype: every call still fails with its coded error, nothing uncaught', () => {
+    expect(hostile(path, 'code-setter')).toEqual({
+      codes: ['ZSTD_error_srcSize_wrong', 'ZSTD_error_srcSize_wrong', expect.stringMatching(/^ZSTD_error_/), 'ERR_OUT_OF_RANGE'],
+      uncaught: [],
+    })
+  })
+
+  it.runIf(major <= 22)('a transfer() replaced before loading does not make slabs shared where BYOB reads detach them', () => {
+    expect(hostile(path, 'fooled-slab-probe')).toEqual({ secondIntact: true })
+  })
+
   it.runIf(major === 22)('reads a Float16Array whole (Node 22 with --js-float16array)', () => {
     expect(hostile(path, 'float16', { flags: ['--js-float16array'] })).toEqual({ byteLength: 2000, roundTrip: 2000, equal: true })
   })
@@ -253,6 +274,19 @@ describe('the package', () => {
     await first
     const last = await session.push(Buffer.alloc(0), binding.Flush.Frame)
     expect(last.length).toBeGreaterThan(0)
+  })
+
+  it('reads a view whose memory is gone (detached, or past the end of a shrunk buffer) as no bytes', () => {
+    const empty = compressSync(Buffer.alloc(0))
+    const detach = (buffer: ArrayBuffer) => structuredClone(buffer, { transfer: [buffer] })
+    const views = [new Uint8Array(16), new Uint16Array(8), new DataView(new ArrayBuffer(16))]
+    for (const view of views) detach(view.buffer as ArrayBuffer)
+    const arrayBuffer = new ArrayBuffer(16)
+    detach(arrayBuffer)
+    const resizable = new (ArrayBuffer as any)(64, { maxByteLength: 64 })
+    const shrunk = [new Uint16Array(resizable, 16, 8), new DataView(resizable, 16, 16)]
+    resizable.resize(8)
+    for (const input of [...views, arrayBuffer, ...shrunk]) expect(compressSync(input).equals(empty)).toBe(true)
   })
 
   it('reads every ArrayBufferView whole, whatever its element size', () => {

@@ -110,6 +110,19 @@ describe('createCompressStream and createDecompressStream', () => {
     ).rejects.toThrow()
   })
 
+  it('fail on a frame that ends short of the size it declares, however it is cut into chunks', async () => {
+    const short = Buffer.concat([
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0xa0, 200, 0, 0, 0, 100 << 3, 0, 0]),
+      Buffer.alloc(100, 'a'),
+      Buffer.from([1, 0, 0]),
+    ])
+    for (const size of [1, 6, 50, short.length]) {
+      await expect(through(createDecompressStream(), short, size)).rejects.toThrowError(
+        expect.objectContaining({ code: 'ZSTD_error_corruption_detected' }),
+      )
+    }
+  })
+
   it('honour maxOutputLength and windowLogMax', async () => {
     const data = textOfLength(3 << 20)
     const frame = compressSync(data, 19)
@@ -204,6 +217,27 @@ describe('ZstdCompressionStream and ZstdDecompressionStream', () => {
     expect(Buffer.from(await new Response(back).arrayBuffer()).equals(data)).toBe(true)
     const broken = new Blob([frame.subarray(0, 100)]).stream().pipeThrough(new ZstdDecompressionStream())
     await expect(new Response(broken).arrayBuffer()).rejects.toThrow()
+  })
+})
+
+describe('ZstdDecompressionStream and its reader', () => {
+  it('fails a write under way, and the writable side, with the reason the reader cancelled with', async () => {
+    const { readable, writable } = new ZstdDecompressionStream()
+    const writer = writable.getWriter()
+    const reader = readable.getReader()
+    const writing = writer.write(rleBomb(64)) // 8 MiB out: the write waits for the reader
+    await reader.read()
+    const reason = new Error('the reader has seen enough')
+    await reader.cancel(reason)
+    await expect(writing).rejects.toBe(reason)
+    await expect(writer.closed).rejects.toBe(reason)
+  })
+
+  it('errors the readable side when a chunk is of the wrong type', async () => {
+    const { readable, writable } = new ZstdCompressionStream()
+    const writer = writable.getWriter()
+    writer.write(12345 as any).catch(() => {})
+    await expect(readable.getReader().read()).rejects.toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
   })
 })
 

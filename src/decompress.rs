@@ -32,9 +32,8 @@ pub enum OutputPlan {
   /// hold that much, so the output can be allocated once, exactly.
   Exact(usize),
   /// Some frame does not record its size, or the input's blocks cannot produce what the
-  /// frames declare: start with `initial` bytes of room and grow, up to the limit. When every
-  /// frame declares its size, `declared` is their sum, and the output must come to exactly that.
-  Growable { initial: usize, declared: Option<u64> },
+  /// frames declare: start with this much room and grow, up to the limit.
+  Growable(usize),
 }
 
 /// What the frame and block headers of an input say about its decompressed size.
@@ -51,10 +50,20 @@ struct FrameSizes {
   dictionary: Option<u32>,
 }
 
+/// The header of the frame that `bytes` starts with, if they hold all of it.
+fn frame_header(bytes: &[u8]) -> Option<zstd_safe::zstd_sys::ZSTD_FrameHeader> {
+  use zstd_safe::zstd_sys::{ZSTD_FrameHeader, ZSTD_getFrameHeader};
+  // SAFETY: ZSTD_FrameHeader is plain integers, for which all zeroes is a valid value.
+  let mut header: ZSTD_FrameHeader = unsafe { std::mem::zeroed() };
+  // SAFETY: libzstd reads at most `bytes.len()` bytes from `bytes` and writes only `header`.
+  let status = unsafe { ZSTD_getFrameHeader(&mut header, bytes.as_ptr().cast(), bytes.len()) };
+  (status == 0).then_some(header)
+}
+
 /// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or
 /// `None` if it is not exactly a sequence of complete frames; decoding then reports why.
 fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
-  use zstd_safe::zstd_sys::{ZSTD_FrameHeader, ZSTD_FrameType_e, ZSTD_getFrameHeader, ZSTD_CONTENTSIZE_UNKNOWN};
+  use zstd_safe::zstd_sys::{ZSTD_FrameType_e, ZSTD_CONTENTSIZE_UNKNOWN};
 
   if input.is_empty() {
     return None;
@@ -62,12 +71,7 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
   let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None };
   let mut rest = input;
   while !rest.is_empty() {
-    // SAFETY: ZSTD_FrameHeader is plain integers, for which all zeroes is a valid value.
-    let mut header: ZSTD_FrameHeader = unsafe { std::mem::zeroed() };
-    // SAFETY: libzstd reads at most `rest.len()` bytes from `rest` and writes only `header`.
-    if unsafe { ZSTD_getFrameHeader(&mut header, rest.as_ptr().cast(), rest.len()) } != 0 {
-      return None;
-    }
+    let header = frame_header(rest)?;
     rest = rest.get(header.headerSize as usize..)?;
     if header.frameType == ZSTD_FrameType_e::ZSTD_skippableFrame {
       rest = rest.get(usize::try_from(header.frameContentSize).ok()?..)?;
@@ -142,7 +146,7 @@ pub fn plan_output(input: &[u8], limits: Limits, dictionary: Option<&Prepared>) 
   // Typical compression ratios are below 4; the buffer doubles from there when they are not.
   let guess = input.len().saturating_mul(4).max(64 * 1024);
   let initial = guess.min(usize::try_from(bound).unwrap_or(usize::MAX)).min(max_output_length.saturating_add(1));
-  Ok(OutputPlan::Growable { initial, declared })
+  Ok(OutputPlan::Growable(initial))
 }
 
 /// Where the decompression loop stopped.
@@ -160,10 +164,12 @@ fn run<C: WriteBuf + ?Sized>(
   dctx: &mut DCtx<'static>,
   input: &mut InBuffer<'_>,
   output: &mut OutBuffer<'_, C>,
+  frames: &mut FrameCheck,
 ) -> Result<Stop, Failure> {
   loop {
     let (input_before, output_before) = (input.pos(), output.pos());
     let hint = dctx.decompress_stream(output, input).map_err(decode_error)?;
+    frames.observe(&input.src[input_before..input.pos()], output.pos() - output_before, hint)?;
     let input_done = input.pos() == input.src.len();
     if hint == 0 && input_done {
       return Ok(Stop::Finished);
@@ -200,13 +206,11 @@ pub fn decompress_exact<C: WriteBuf + ?Sized>(
 }
 
 /// Decompresses into a buffer that starts at `initial` bytes and doubles, failing as soon as
-/// the output would pass the limit. With `declared` (the frames' declared sizes, summed), an
-/// output of any other size is corrupt: libzstd's streaming decoder does not always check.
+/// the output would pass the limit.
 pub fn decompress_growable(
   dctx: &mut DCtx<'static>,
   input: &[u8],
   initial: usize,
-  declared: Option<u64>,
   limits: Limits,
   dictionary: Option<&DDict<'static>>,
 ) -> Result<Vec<u8>, Failure> {
@@ -218,22 +222,65 @@ pub fn decompress_growable(
   let mut output: Vec<u8> = Vec::new();
   reserve_to(&mut output, initial.clamp(1, capacity_limit))?;
   let mut input = InBuffer::around(input);
+  let mut frames = FrameCheck::default();
   loop {
     let position = output.len();
-    let stop = run(dctx, &mut input, &mut OutBuffer::around_pos(&mut output, position))?;
+    let stop = run(dctx, &mut input, &mut OutBuffer::around_pos(&mut output, position), &mut frames)?;
     if output.len() > max_output_length || (stop == Stop::OutputFull && output.capacity() >= capacity_limit) {
       return Err(Failure::OutputTooLarge { limit: max_output_length, declared: None });
     }
     match stop {
-      Stop::Finished if declared.is_some_and(|declared| declared != output.len() as u64) => {
-        return Err(Failure::Zstd(corruption_code()))
-      }
       Stop::Finished => return Ok(output),
       Stop::OutputFull => {
         let grown = output.capacity().saturating_mul(2).min(capacity_limit);
         reserve_to(&mut output, grown)?;
       }
     }
+  }
+}
+
+/// Checks that each frame decodes to exactly the size its header declares: libzstd's streaming
+/// decoder does not when a frame's last block is empty, and would return what came before as
+/// the whole frame. It is told, call by call, what each `ZSTD_decompressStream` consumed and
+/// produced, and the hint it returned (0 at the end of a frame); one call never goes past the
+/// end of a frame, so each frame's first bytes are its header.
+#[derive(Debug, Default)]
+pub struct FrameCheck {
+  /// The current frame's first bytes, as many as a frame header can take.
+  header: Vec<u8>,
+  produced: u64,
+  in_frame: bool,
+}
+
+/// The most bytes a frame header takes (ZSTD_FRAMEHEADERSIZE_MAX).
+const MAX_FRAME_HEADER: usize = 18;
+
+impl FrameCheck {
+  pub fn observe(&mut self, consumed: &[u8], produced: usize, hint: usize) -> Result<(), Failure> {
+    if consumed.is_empty() && produced == 0 {
+      // A call that took and gave nothing says nothing about the frame.
+      return Ok(());
+    }
+    if !self.in_frame {
+      self.header.clear();
+      self.produced = 0;
+      self.in_frame = true;
+    }
+    let room = MAX_FRAME_HEADER - self.header.len();
+    self.header.extend_from_slice(&consumed[..consumed.len().min(room)]);
+    self.produced += produced as u64;
+    if hint == 0 {
+      self.in_frame = false;
+      let declared =
+        frame_header(&self.header).filter(|header| header.frameType == zstd_safe::zstd_sys::ZSTD_FrameType_e::ZSTD_frame);
+      let declared = declared
+        .map(|header| header.frameContentSize)
+        .filter(|&size| size != zstd_safe::zstd_sys::ZSTD_CONTENTSIZE_UNKNOWN as u64);
+      if declared.is_some_and(|declared| declared != self.produced) {
+        return Err(Failure::Zstd(corruption_code()));
+      }
+    }
+    Ok(())
   }
 }
 
@@ -265,7 +312,7 @@ pub fn decompress_to_vec(
       decompress_exact(dctx, input, &mut output, len, ddict)?;
       Ok(output)
     }
-    OutputPlan::Growable { initial, declared } => decompress_growable(dctx, input, initial, declared, limits, ddict),
+    OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits, ddict),
   }
 }
 
@@ -337,7 +384,7 @@ mod tests {
   fn grows_the_output_for_frames_without_a_content_size() {
     let data = text(3_000_000);
     let frame = streamed_frame(&data);
-    assert!(matches!(plan_output(&frame, unlimited(), None).unwrap(), OutputPlan::Growable { declared: None, .. }));
+    assert!(matches!(plan_output(&frame, unlimited(), None).unwrap(), OutputPlan::Growable(_)));
     assert_eq!(decompress_all(&frame, usize::MAX).unwrap(), data);
   }
 
@@ -395,11 +442,25 @@ mod tests {
     for i in 0..blocks {
       input.extend_from_slice(&[if i == blocks - 1 { 0x05 } else { 0x04 }, 0, 0]);
     }
-    assert!(matches!(plan_output(&input, unlimited(), None).unwrap(), OutputPlan::Growable { declared: Some(_), .. }));
+    assert!(matches!(plan_output(&input, unlimited(), None).unwrap(), OutputPlan::Growable(_)));
     let outcome = decompress_to_vec(&mut DCtx::create(), &input, unlimited(), None);
     assert!(matches!(outcome, Err(Failure::Zstd(code)) if code == corruption_code()), "{outcome:?}");
     let limited = Limits { max_output_length: 1 << 30, ..unlimited() };
     assert!(matches!(decompress_to_vec(&mut DCtx::create(), &input, limited, None), Err(Failure::OutputTooLarge { .. })));
+  }
+
+  #[test]
+  fn a_frame_that_ends_short_of_what_it_declares_is_corrupt_even_among_frames_of_unknown_size() {
+    // Declares 200 bytes, holds 100 (a raw block) and ends with an empty last block; then a
+    // frame without a content size. libzstd's streaming decoder returns 104 bytes for it.
+    let mut input = vec![0x28, 0xb5, 0x2f, 0xfd, 0xa0, 200, 0, 0, 0];
+    input.extend_from_slice(&[(100 << 3) as u8, 0, 0]);
+    input.extend_from_slice(&[b'a'; 100]);
+    input.extend_from_slice(&[1, 0, 0]);
+    input.extend_from_slice(&[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38, 1 | (4 << 3), 0, 0]);
+    input.extend_from_slice(b"tail");
+    let outcome = decompress_to_vec(&mut DCtx::create(), &input, unlimited(), None);
+    assert!(matches!(outcome, Err(Failure::Zstd(code)) if code == corruption_code()), "{outcome:?}");
   }
 
   #[test]

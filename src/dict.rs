@@ -54,6 +54,9 @@ impl Prepared {
   }
 }
 
+/// The smallest dictionary libzstd trains (ZDICT_DICTSIZE_MIN).
+const MIN_DICTIONARY_SIZE: usize = 256;
+
 /// Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end
 /// in `samples`, `sizes[i]` bytes each.
 pub fn train(samples: &[u8], sizes: &[usize], size: usize, level: i32) -> Result<Vec<u8>, Failure> {
@@ -62,9 +65,12 @@ pub fn train(samples: &[u8], sizes: &[usize], size: usize, level: i32) -> Result
   if total != Some(samples.len()) || u32::try_from(sizes.len()).is_err() {
     return Err(training_failed());
   }
+  // A dictionary is made of the samples' content (and a header): room for more than they hold
+  // would only be memory cleared for nothing.
+  let capacity = size.min(samples.len().max(MIN_DICTIONARY_SIZE));
   let mut dictionary = Vec::new();
-  dictionary.try_reserve_exact(size).map_err(|_| Failure::OutOfMemory { bytes: size })?;
-  dictionary.resize(size, 0);
+  dictionary.try_reserve_exact(capacity).map_err(|_| Failure::OutOfMemory { bytes: capacity })?;
+  dictionary.resize(capacity, 0);
   // SAFETY: ZDICT_fastCover_params_t is plain integers, for which all zeroes is a valid value
   // (and asks libzstd for its defaults).
   let mut params: zstd_sys::ZDICT_fastCover_params_t = unsafe { std::mem::zeroed() };

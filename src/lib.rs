@@ -35,18 +35,25 @@ use crate::compress::{CompressParams, DEFAULT_LEVEL};
 use crate::decompress::{Limits, OutputPlan};
 use crate::dict::Prepared;
 use crate::error::Failure;
-use crate::node::{Cancellation, Js, PrivateBuffer, Slab, RESULTS_IN_PLACE};
+use crate::node::{Cancellation, Js, Slab, RESULTS_IN_PLACE};
 use crate::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS, MAX_IDLE_LIMIT};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
 /// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
 const SHARED_BELOW: usize = 4096;
 
-/// The largest result Buffer allocated before decoding, from the sizes the frames declare.
-/// Node 20 and 22 abort the process when a Buffer cannot be allocated, so what a header claims
-/// is trusted only up to what the input's blocks can produce and this cap; a larger declared
-/// size is decoded into native memory, allocated fallibly, and copied out once produced.
+/// A result Buffer is allocated before decoding, from the sizes the frames declare, only up to
+/// this (see [`upfront_limit`]).
 const MAX_UPFRONT: usize = 64 << 20;
+
+/// The largest result Buffer allocated before decoding `input_len` bytes. Node 20 and 22 abort
+/// the process when a Buffer cannot be allocated, so what a header claims is trusted only up to
+/// what the input's blocks can produce (`plan_output`), a fixed cap, and 1024 times the input (a
+/// ratio that typical data stays well under). A larger declared size is decoded into native
+/// memory, allocated fallibly, and copied into a Buffer once produced: earned, not claimed.
+fn upfront_limit(input_len: usize) -> usize {
+  input_len.saturating_mul(1024).clamp(1 << 20, MAX_UPFRONT)
+}
 
 /// The most multi-threaded contexts `configurePool` lets the cache keep.
 const MAX_IDLE_MULTITHREADED: u32 = 64;
@@ -304,14 +311,11 @@ impl DecompressCall {
     if estimated_micros(plan) <= inline_micros {
       return self.run_here(env, input, plan, slab, offset);
     }
-    let destination = match plan {
-      // A Buffer of its own, written in place on the threadpool: see `PrivateBuffer`.
-      OutputPlan::Exact(len) if RESULTS_IN_PLACE && (SHARED_BELOW..=MAX_UPFRONT).contains(&len) => {
-        Destination::InPlace(PrivateBuffer::new(env, len)?)
-      }
-      plan => Destination::Native(plan),
-    };
-    let job = DecompressJob { input: owned(input)?, call: self, destination };
+    // The work decodes into native memory, copied into a Buffer when it completes: a libuv thread
+    // never writes memory that JavaScript could reach (even a Buffer made for the call is
+    // reachable, by `node:inspector`'s `queryObjects`) and then detach or free. Measured, the
+    // copy costs no time that shows against writing the Buffer in place.
+    let job = DecompressJob { input: owned(input)?, call: self, plan };
     node::queue(env, job, cancellation)
   }
 
@@ -331,7 +335,7 @@ impl DecompressCall {
         }
         node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, output, len)))
       }
-      OutputPlan::Exact(len) if len <= MAX_UPFRONT => {
+      OutputPlan::Exact(len) if len <= upfront_limit(input.len()) => {
         node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, output, len)))
       }
       plan => {
@@ -353,7 +357,7 @@ impl DecompressCall {
   }
 
   /// Decodes into native memory: frames of unknown size grow their buffer as they go, declared
-  /// sizes past `MAX_UPFRONT` are allocated fallibly.
+  /// sizes are allocated fallibly.
   fn decode_to_vec(&self, input: &[u8], plan: OutputPlan) -> std::result::Result<Vec<u8>, Failure> {
     match plan {
       OutputPlan::Exact(len) => {
@@ -361,10 +365,10 @@ impl DecompressCall {
         self.decode_exact(input, &mut output, len)?;
         Ok(output)
       }
-      OutputPlan::Growable { initial, declared } => {
+      OutputPlan::Growable(initial) => {
         let ddict = self.dictionary.as_deref().map(Prepared::ddict);
         let mut dctx = DECOMPRESSORS.take()?;
-        let output = decompress::decompress_growable(&mut dctx, input, initial, declared, self.limits, ddict)?;
+        let output = decompress::decompress_growable(&mut dctx, input, initial, self.limits, ddict)?;
         dctx.give_back();
         Ok(output)
       }
@@ -377,50 +381,26 @@ impl DecompressCall {
 fn estimated_micros(plan: OutputPlan) -> f64 {
   match plan {
     OutputPlan::Exact(len) => 3.0 + len as f64 / 1000.0,
-    OutputPlan::Growable { .. } => f64::INFINITY,
+    OutputPlan::Growable(_) => f64::INFINITY,
   }
-}
-
-/// Where a queued decompression writes.
-enum Destination {
-  /// The result Buffer itself, allocated at the declared size before queueing.
-  InPlace(PrivateBuffer),
-  /// Native memory, copied into a Buffer on completion.
-  Native(OutputPlan),
 }
 
 struct DecompressJob {
   input: Vec<u8>,
   call: DecompressCall,
-  destination: Destination,
-}
-
-enum Decoded {
-  InPlace,
-  Native(Vec<u8>),
+  plan: OutputPlan,
 }
 
 impl node::Job for DecompressJob {
-  type Output = Decoded;
+  type Output = Vec<u8>;
   const NAME: &'static str = "zstd-pool:decompress";
 
-  fn compute(&mut self) -> std::result::Result<Decoded, Failure> {
-    match &mut self.destination {
-      Destination::InPlace(buffer) => {
-        let len = buffer.len();
-        self.call.decode_exact(&self.input, &mut buffer.output(), len)?;
-        Ok(Decoded::InPlace)
-      }
-      Destination::Native(plan) => Ok(Decoded::Native(self.call.decode_to_vec(&self.input, *plan)?)),
-    }
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    self.call.decode_to_vec(&self.input, self.plan)
   }
 
-  fn resolve(self, env: &Env, output: Decoded) -> std::result::Result<Js, Failure> {
-    match (output, self.destination) {
-      (Decoded::InPlace, Destination::InPlace(buffer)) => buffer.into_value(env),
-      (Decoded::Native(bytes), _) => node::buffer_copy(env, &bytes),
-      (Decoded::InPlace, Destination::Native(_)) => Err(Failure::Panicked),
-    }
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    node::buffer_copy(env, &output)
   }
 }
 

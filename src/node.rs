@@ -13,10 +13,11 @@
 //!   runs on a libuv thread and touches no JavaScript value.
 //! - These Node-API calls can run JavaScript (user code, which may resize, detach or transfer
 //!   any buffer it can reach, and call back into this addon): creating a Promise or async work
-//!   (`async_hooks` init hooks), and creating an error (a setter for `code` on
-//!   `Error.prototype`). No pointer into memory that JavaScript can reach is held across them:
-//!   queued work owns its input before [`queue`] is called, and the only JavaScript memory it
-//!   writes is a [`PrivateBuffer`], which no JavaScript can reach until the work completes.
+//!   (`async_hooks` init hooks), and creating an error (V8 reads `Error.stackTraceLimit`, which
+//!   can be a getter). No pointer into memory that JavaScript can reach is held across them:
+//!   queued work owns its input before [`queue`] is called, and writes only native memory,
+//!   copied into a Buffer on completion. (No JavaScript object is ever truly unreachable:
+//!   `node:inspector` can find any, so off-thread work never writes a Buffer.)
 //! - The other calls made here (buffer creation and inspection, references, numbers) run no
 //!   JavaScript; allocating may collect garbage, which runs no JavaScript either (finalizers
 //!   are deferred) and moves no `ArrayBuffer` memory.
@@ -76,25 +77,41 @@ pub fn guarded<T>(work: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failur
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/// The JavaScript error for `failure`: an `Error` or `RangeError` whose `code` names the cause.
-/// Can run JavaScript (a `code` setter on the prototype): hold no pointer into JavaScript memory
-/// across it.
-fn error_value(env: &Env, failure: &Failure) -> sys::napi_value {
+/// The JavaScript error for `failure`: an `Error` or `RangeError` whose `code` names the cause,
+/// defined as its own property (so no `code` setter on `Error.prototype` runs). `None` when it
+/// could not be made; JavaScript that ran meanwhile may then have left an exception pending.
+fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
   let shape = failure.shape();
   let mut error = ptr::null_mut();
-  let (code, message) = (string(env, shape.code), string(env, &shape.message));
   let create = match shape.class {
     ErrorClass::Error => sys::napi_create_error,
     ErrorClass::RangeError => sys::napi_create_range_error,
   };
-  // SAFETY: on the JavaScript thread of `env`; `code` and `message` are strings made just above
-  // (or null if that failed, which napi_create_error reports as a status, leaving `error` null).
-  unsafe { create(env.raw(), code, message, &mut error) };
-  if matches!(failure, Failure::Aborted) && !error.is_null() {
-    // SAFETY: as above; `error` is the object just made. Node names its AbortErrors so.
-    unsafe { sys::napi_set_named_property(env.raw(), error, c"name".as_ptr(), string(env, "AbortError")) };
+  // SAFETY: on the JavaScript thread of `env`; the message is a string made just before, or
+  // null if that failed, which napi_create_error reports as a status.
+  let status = unsafe { create(env.raw(), ptr::null_mut(), string(env, &shape.message), &mut error) };
+  if status != sys::Status::napi_ok || error.is_null() {
+    return None;
   }
-  error
+  let property = |name: &'static std::ffi::CStr, value: &str| sys::napi_property_descriptor {
+    utf8name: name.as_ptr(),
+    name: ptr::null_mut(),
+    method: None,
+    getter: None,
+    setter: None,
+    value: string(env, value),
+    attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
+    data: ptr::null_mut(),
+  };
+  let mut properties = vec![property(c"code", shape.code)];
+  if matches!(failure, Failure::Aborted) {
+    // Node names its AbortErrors so.
+    properties.push(property(c"name", "AbortError"));
+  }
+  // SAFETY: on the JavaScript thread; `error` is the object just made, and the descriptors point
+  // at static names and at values made on this thread. Defining runs no setter.
+  unsafe { sys::napi_define_properties(env.raw(), error, properties.len(), properties.as_ptr()) };
+  Some(error)
 }
 
 fn string(env: &Env, text: &str) -> sys::napi_value {
@@ -107,14 +124,22 @@ fn string(env: &Env, text: &str) -> sys::napi_value {
 
 /// Throws `failure` as its JavaScript error and returns what tells napi-rs that an exception is
 /// pending (so that it throws nothing else). For `.map_err` at the end of an exported function.
+/// If making the error ran JavaScript that threw, that exception is what the call throws.
 pub fn throw(env: &Env, failure: Failure) -> napi::Error {
-  let error = error_value(env, &failure);
-  // SAFETY: on the JavaScript thread of `env`; `error` is a value made on it (napi_throw refuses
-  // a null one, and napi-rs then throws the message instead).
-  if !error.is_null() && unsafe { sys::napi_throw(env.raw(), error) } == sys::Status::napi_ok {
-    return napi::Error::new(napi::Status::PendingException, failure.shape().message);
+  let pending = napi::Error::new(napi::Status::PendingException, failure.shape().message);
+  match error_value(env, &failure) {
+    // SAFETY: on the JavaScript thread of `env`; `error` is a value made on it.
+    Some(error) if unsafe { sys::napi_throw(env.raw(), error) } == sys::Status::napi_ok => pending,
+    _ if exception_pending(env) => pending,
+    _ => napi::Error::from_reason(failure.shape().message),
   }
-  napi::Error::from_reason(failure.shape().message)
+}
+
+fn exception_pending(env: &Env) -> bool {
+  let mut pending = false;
+  // SAFETY: on the JavaScript thread of `env`; reads a flag.
+  unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
+  pending
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,66 +299,6 @@ impl Slab {
   }
 }
 
-/// A Buffer made for work on the libuv threadpool to write in place: no JavaScript can reach it
-/// (only this holds it, by a reference) until [`PrivateBuffer::into_value`] hands it over as the
-/// call's result, so the work may write it while JavaScript runs. Dropped (on the JavaScript
-/// thread, as all work is) without being handed over, it is left to the garbage collector.
-pub struct PrivateBuffer {
-  env: sys::napi_env,
-  reference: sys::napi_ref,
-  data: *mut u8,
-  len: usize,
-}
-
-// SAFETY: the Buffer's memory is written by the one job that owns this, on whichever thread
-// runs it; `env` and `reference` are used on the JavaScript thread only (made in `new`, used in
-// `into_value` and `drop`, which run there: see `complete`).
-unsafe impl Send for PrivateBuffer {}
-
-impl PrivateBuffer {
-  /// `len` must be earned by the input: see [`filled_buffer`].
-  pub fn new(env: &Env, len: usize) -> Result<Self, Failure> {
-    let (mut data, mut value, mut reference) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-    // SAFETY: on the JavaScript thread of `env`; allocates a Buffer, runs no JavaScript.
-    let status = unsafe { sys::napi_create_buffer(env.raw(), len, &mut data, &mut value) };
-    if status != sys::Status::napi_ok {
-      return Err(Failure::OutOfMemory { bytes: len });
-    }
-    // SAFETY: as above; `value` is the Buffer just made, alive on this call's handle scope.
-    checked(unsafe { sys::napi_create_reference(env.raw(), value, 1, &mut reference) }, "napi_create_reference")?;
-    Ok(Self { env: env.raw(), reference, data: data.cast(), len: if data.is_null() { 0 } else { len } })
-  }
-
-  pub fn len(&self) -> usize {
-    self.len
-  }
-
-  /// The Buffer's memory, for the work to write.
-  pub fn output(&mut self) -> Uninit<'_> {
-    Uninit { data: NonNull::new(self.data).unwrap_or(NonNull::dangling()), capacity: self.len, filled: 0, _memory: PhantomData }
-  }
-
-  /// The Buffer, now the call's result.
-  pub fn into_value(self, env: &Env) -> Result<Js, Failure> {
-    let mut value = ptr::null_mut();
-    // SAFETY: on the JavaScript thread of `env` (the one that made the reference); the reference
-    // is live until `self` drops, after this.
-    checked(unsafe { sys::napi_get_reference_value(env.raw(), self.reference, &mut value) }, "napi_get_reference_value")?;
-    if value.is_null() {
-      return Err(Failure::Napi("napi_get_reference_value"));
-    }
-    Ok(Js(value))
-  }
-}
-
-impl Drop for PrivateBuffer {
-  fn drop(&mut self) {
-    // SAFETY: on the JavaScript thread of `self.env` (see the `Send` impl); the reference was
-    // made there and is deleted once, here.
-    unsafe { sys::napi_delete_reference(self.env, self.reference) };
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Work on the libuv threadpool
 
@@ -455,11 +420,23 @@ fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) 
       sys::napi_resolve_deferred(env.raw(), deferred, value.0);
     },
     Err(failure) => {
-      let error = error_value(env, &failure);
+      // If making the error ran JavaScript that threw, the Promise rejects with that exception:
+      // it settles whatever happens.
+      let error = error_value(env, &failure)
+        .or_else(|| exception_pending(env).then(|| take_exception(env)).flatten())
+        .unwrap_or_else(|| string(env, &failure.shape().message));
       // SAFETY: as above.
       unsafe { sys::napi_reject_deferred(env.raw(), deferred, error) };
     }
   }
+}
+
+fn take_exception(env: &Env) -> Option<sys::napi_value> {
+  let mut exception = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; clears the pending exception (if any) into
+  // `exception`, leaving it null when there is none.
+  let status = unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+  (status == sys::Status::napi_ok && !exception.is_null()).then_some(exception)
 }
 
 /// Stops a queued call's work if it has not started: made by `main.js` for a call with an

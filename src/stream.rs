@@ -17,7 +17,7 @@ use napi_derive::napi;
 use zstd::zstd_safe::{zstd_sys::ZSTD_EndDirective, CCtx, DCtx, DParameter, InBuffer, OutBuffer};
 
 use crate::compress::CompressParams;
-use crate::decompress::Limits;
+use crate::decompress::{FrameCheck, Limits};
 use crate::dict::Prepared;
 use crate::error::Failure;
 use crate::node::{self, Js};
@@ -214,6 +214,8 @@ pub struct DecompressState {
   pub more: bool,
   /// Whether any input came at all: an empty stream is no zstd data, as an empty buffer is not.
   saw_input: bool,
+  /// Each frame must produce what it declares.
+  frames: FrameCheck,
 }
 
 impl DecompressState {
@@ -233,6 +235,7 @@ impl DecompressState {
       frame_open: false,
       more: false,
       saw_input: false,
+      frames: FrameCheck::default(),
     })
   }
 }
@@ -298,6 +301,7 @@ fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> std::result::R
     let hint = dctx
       .decompress_stream(&mut OutBuffer::around_pos(&mut output, position), &mut input)
       .map_err(crate::decompress::decode_error)?;
+    state.frames.observe(&input.src[input_before..input.pos()], output.len() - output_before, hint)?;
     let progressed = input.pos() != input_before || output.len() != output_before;
     // A call that took and gave nothing (the input is used up) tells nothing about the frame.
     if progressed {
