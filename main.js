@@ -195,17 +195,17 @@ function compressOptions(options, name = 'level') {
 
 const MAX_LENGTH = bufferConstants.MAX_LENGTH
 
+const DECOMPRESS_DEFAULTS = Object.freeze({
+  maxOutputLength: MAX_LENGTH,
+  windowLogMax: capabilities.defaultWindowLogMax,
+  dictionary: undefined,
+  signal: undefined,
+})
+
 /** The second argument of the decompress functions. */
 function decompressOptions(options) {
   const object = optionsObject(options, 'options', 'an object of decompress options')
-  if (object === undefined) {
-    return {
-      maxOutputLength: MAX_LENGTH,
-      windowLogMax: capabilities.defaultWindowLogMax,
-      dictionary: undefined,
-      signal: undefined,
-    }
-  }
+  if (object === undefined) return DECOMPRESS_DEFAULTS
   const { maxOutputLength, windowLogMax, dictionary: dictionaryValue, signal: signalValue } = object
   return {
     maxOutputLength:
@@ -387,11 +387,9 @@ function cancellable(abortSignal, start) {
  */
 function compressSync(data, level) {
   const input = bytes(data, 'data')
-  const options = compressOptions(level)
+  const { level: chosen, checksum, workers, dictionary } = compressOptions(level)
   const buffer = currentSlab()
-  return result(
-    binding.compress(input, options.level, options.checksum, options.workers, options.dictionary, SYNC, buffer, slabUsed),
-  )
+  return result(binding.compress(input, chosen, checksum, workers, dictionary, SYNC, buffer, slabUsed))
 }
 
 /** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
@@ -399,25 +397,20 @@ function compress(data, level) {
   try {
     const input = bytes(data, 'data')
     const options = compressOptions(level)
-    const start = (cancellation) => {
-      const micros = inlineMicros()
-      const buffer = currentSlab()
-      return binding.compress(
-        input,
-        options.level,
-        options.checksum,
-        options.workers,
-        options.dictionary,
-        micros,
-        buffer,
-        slabUsed,
-        cancellation,
-      )
-    }
-    return options.signal === undefined ? settled(start()) : cancellable(options.signal, start)
+    if (options.signal !== undefined)
+      return cancellable(options.signal, (cancellation) => startCompress(input, options, cancellation))
+    return settled(startCompress(input, options, undefined))
   } catch (error) {
     return Promise.reject(error)
   }
+}
+
+/** The native call of `compress`: its result, or a Promise of it. */
+function startCompress(input, options, cancellation) {
+  const micros = inlineMicros()
+  const buffer = currentSlab()
+  const { level, checksum, workers, dictionary } = options
+  return binding.compress(input, level, checksum, workers, dictionary, micros, buffer, slabUsed, cancellation)
 }
 
 /**
@@ -436,16 +429,21 @@ function decompressSync(data, options) {
 function decompress(data, options) {
   try {
     const input = bytes(data, 'data')
-    const { maxOutputLength, windowLogMax, dictionary, signal: abortSignal } = decompressOptions(options)
-    const start = (cancellation) => {
-      const micros = inlineMicros()
-      const buffer = currentSlab()
-      return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, micros, buffer, slabUsed, cancellation)
-    }
-    return abortSignal === undefined ? settled(start()) : cancellable(abortSignal, start)
+    const settings = decompressOptions(options)
+    if (settings.signal !== undefined)
+      return cancellable(settings.signal, (cancellation) => startDecompress(input, settings, cancellation))
+    return settled(startDecompress(input, settings, undefined))
   } catch (error) {
     return Promise.reject(error)
   }
+}
+
+/** The native call of `decompress`: its result, or a Promise of it. */
+function startDecompress(input, settings, cancellation) {
+  const micros = inlineMicros()
+  const buffer = currentSlab()
+  const { maxOutputLength, windowLogMax, dictionary } = settings
+  return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, micros, buffer, slabUsed, cancellation)
 }
 
 /**
