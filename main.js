@@ -120,10 +120,10 @@ function bytes(data, name) {
   const getters = isTypedArray(data) ? typedArrayGetters : isDataView(data) ? dataViewGetters : undefined
   // A view whose memory is gone (detached, or past the end of a shrunk resizable buffer) reads
   // as no bytes, as a detached Uint8Array does.
-  if (getters)
-    return viewOrEmpty(
-      () => new Uint8Array(getters.buffer.call(data), getters.byteOffset.call(data), getters.byteLength.call(data)),
-    )
+  if (getters) {
+    const { buffer, byteOffset, byteLength } = getters
+    return viewOrEmpty(() => new Uint8Array(buffer.call(data), byteOffset.call(data), byteLength.call(data)))
+  }
   if (isAnyArrayBuffer(data)) return viewOrEmpty(() => new Uint8Array(data))
   throw invalidType(name, INPUT_TYPES, data)
 }
@@ -174,8 +174,9 @@ const DEFAULTS = Object.freeze({ level: DEFAULT_LEVEL, checksum: false, workers:
 /** The second argument of the compress functions: a level, or an object of options. */
 function compressOptions(options, name = 'level') {
   if (options === undefined || options === null) return DEFAULTS
-  if (typeof options === 'number')
+  if (typeof options === 'number') {
     return { level: level(options, name), checksum: false, workers: 0, dictionary: undefined, signal: undefined }
+  }
   if (typeof options !== 'object') throw invalidType(name, 'of type number or an object of compress options', options)
   const {
     level: levelValue,
@@ -283,8 +284,8 @@ function result(value) {
 // under 50 µs runs on the spot (native code estimates it) and its Promise settles at once. Two
 // limits keep that from hurting: calls issued in a burst (no microtask checkpoint since the
 // last one ran on the spot) do so only while tiny (12 µs), the rest spreading over the
-// threadpool's threads; and once 250 µs have passed since the first of them in this turn of the
-// event loop, calls take the threadpool (which yields) until the loop turns.
+// threadpool's threads; and once 250 µs have passed since the first async call in this turn of
+// the event loop, calls take the threadpool (which yields) until the loop turns.
 
 const SYNC = Infinity
 const MAX_INLINE_MICROS = 50
@@ -397,8 +398,9 @@ function compress(data, level) {
   try {
     const input = bytes(data, 'data')
     const options = compressOptions(level)
-    if (options.signal !== undefined)
+    if (options.signal !== undefined) {
       return cancellable(options.signal, (cancellation) => startCompress(input, options, cancellation))
+    }
     return settled(startCompress(input, options, undefined))
   } catch (error) {
     return Promise.reject(error)
@@ -430,8 +432,9 @@ function decompress(data, options) {
   try {
     const input = bytes(data, 'data')
     const settings = decompressOptions(options)
-    if (settings.signal !== undefined)
+    if (settings.signal !== undefined) {
       return cancellable(settings.signal, (cancellation) => startDecompress(input, settings, cancellation))
+    }
     return settled(startDecompress(input, settings, undefined))
   } catch (error) {
     return Promise.reject(error)

@@ -127,6 +127,27 @@ describe('AbortSignal', () => {
     controller.abort()
   })
 
+  it('cancels work whose signal is aborted while it is being queued (by an async_hooks hook)', async () => {
+    const { createHook } = await import('node:async_hooks')
+    const controller = new AbortController()
+    let armed = true
+    const hook = createHook({
+      init(_id, type) {
+        if (armed && type === 'zstd-pool:compress') {
+          armed = false
+          controller.abort(new Error('from the hook'))
+        }
+      },
+    }).enable()
+    const before = poolStats().compressors
+    const call = compress(textOfLength(4 << 20), { level: 9, signal: controller.signal })
+    hook.disable()
+    await expect(call).rejects.toThrowError(expect.objectContaining({ name: 'AbortError' }))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const after = poolStats().compressors
+    expect(after.created + after.reused).toBe(before.created + before.reused)
+  })
+
   it('does not disturb other listeners on the signal', async () => {
     const controller = new AbortController()
     let heard = 0

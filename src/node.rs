@@ -362,11 +362,19 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> 
   };
   if status == sys::Status::napi_ok {
     state.handle.store(handle, Ordering::Release);
+    // Attached before the work is queued, so that a libuv thread cannot start it first when the
+    // signal was aborted meanwhile (by JavaScript that ran above).
+    if let Some(cancellation) = cancellation {
+      cancellation.attach(state.clone());
+    }
     // SAFETY: on the JavaScript thread; `handle` was just created.
     status = unsafe { sys::napi_queue_async_work(raw_env, handle) };
   }
   if status != sys::Status::napi_ok {
-    // Never queued: the callbacks will not run, so the work is ours to free.
+    // Never queued: the callbacks will not run, so the work is ours to free, and a cancellation
+    // must not reach for its handle.
+    state.phase.store(DONE, Ordering::Release);
+    state.handle.store(ptr::null_mut(), Ordering::Release);
     if !handle.is_null() {
       // SAFETY: on the JavaScript thread; the handle was created and never queued.
       unsafe { sys::napi_delete_async_work(raw_env, handle) };
@@ -375,9 +383,6 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> 
     let work = unsafe { Box::from_raw(work) };
     settle(env, work.deferred, Err(Failure::Napi("napi_queue_async_work")));
     return Ok(Js(promise));
-  }
-  if let Some(cancellation) = cancellation {
-    cancellation.attach(state);
   }
   Ok(Js(promise))
 }
@@ -445,7 +450,18 @@ fn take_exception(env: &Env) -> Option<sys::napi_value> {
 /// (a stale listener, called by anyone at any time) does nothing.
 #[napi]
 pub struct Cancellation {
-  work: Mutex<Option<Arc<WorkState>>>,
+  work: Mutex<Cancel>,
+}
+
+enum Cancel {
+  /// No work yet: the call has not queued any (or ran on the spot).
+  Waiting,
+  /// `cancel()` came before the work was queued (JavaScript that ran while it was being queued,
+  /// an `async_hooks` hook, aborted the signal): the work is marked cancelled as it is attached,
+  /// and never runs.
+  Requested,
+  Attached(Arc<WorkState>),
+  Done,
 }
 
 #[napi]
@@ -453,30 +469,47 @@ impl Cancellation {
   #[napi(constructor)]
   #[allow(clippy::new_without_default)]
   pub fn new() -> Self {
-    Self { work: Mutex::new(None) }
+    Self { work: Mutex::new(Cancel::Waiting) }
   }
 
   /// Cancels the work if it is still queued: it then never runs. Work already running finishes
   /// on its thread. Does nothing after the work completed, or for a call that ran on the spot.
   #[napi]
   pub fn cancel(&self, env: Env) {
-    let Some(state) = self.work.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take() else {
-      return;
-    };
-    if state.phase.compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-      let handle = state.handle.load(Ordering::Acquire);
-      if !handle.is_null() {
-        // SAFETY: on the JavaScript thread, as `complete` is, which deletes the handle only after
-        // setting the phase to DONE: the phase was QUEUED just now, so the handle is live. When
-        // libuv has already started the work, this fails, and `execute` sees CANCELLED.
-        unsafe { sys::napi_cancel_async_work(env.raw(), handle) };
-      }
+    let previous = std::mem::replace(&mut *self.lock(), Cancel::Done);
+    match previous {
+      Cancel::Waiting => *self.lock() = Cancel::Requested,
+      Cancel::Attached(state) => cancel_work(&env, &state),
+      Cancel::Requested | Cancel::Done => {}
     }
   }
 }
 
 impl Cancellation {
+  fn lock(&self) -> std::sync::MutexGuard<'_, Cancel> {
+    self.work.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+  }
+
+  /// Called before the work is queued: cancelling it then needs no libuv call, `execute` sees it.
   fn attach(&self, state: Arc<WorkState>) {
-    *self.work.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(state);
+    let mut slot = self.lock();
+    if matches!(*slot, Cancel::Requested) {
+      *slot = Cancel::Done;
+      state.phase.store(CANCELLED, Ordering::Release);
+    } else {
+      *slot = Cancel::Attached(state);
+    }
+  }
+}
+
+fn cancel_work(env: &Env, state: &WorkState) {
+  if state.phase.compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+    let handle = state.handle.load(Ordering::Acquire);
+    if !handle.is_null() {
+      // SAFETY: on the JavaScript thread, as `complete` is, which deletes the handle only after
+      // setting the phase to DONE: the phase was QUEUED just now, so the handle is live. When
+      // libuv has already started the work, this fails, and `execute` sees CANCELLED.
+      unsafe { sys::napi_cancel_async_work(env.raw(), handle) };
+    }
   }
 }
