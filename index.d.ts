@@ -51,9 +51,17 @@ export declare class DecompressSession {
   close(): void
 }
 
+/** A large result in native memory, waiting for `main.js` to move it into a Buffer. */
+export declare class NativeBytes {
+  get length(): number
+  /** Copies the bytes into `target`, a Buffer as long as they are, and frees them. */
+  moveInto(target: Buffer): boolean
+}
+
 /**
  * A dictionary prepared once (from `trainDictionary` or `zstd --train`) for any number of calls
- * on any thread; `main.js`'s `Dictionary` holds one.
+ * on any thread; `main.js`'s `Dictionary` holds one. The memory it holds natively is reported
+ * to V8, so that garbage dictionaries are collected as their size warrants.
  */
 export declare class PreparedDictionary {
   /** Prepares a copy of `bytes`. Fails if they are empty or their tables are corrupt. */

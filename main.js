@@ -19,6 +19,7 @@ const bufferFrom = Buffer.from
 const binding = loadBinding()
 const capabilities = binding.capabilities()
 const { minLevel: MIN_LEVEL, maxLevel: MAX_LEVEL, defaultLevel: DEFAULT_LEVEL } = capabilities
+const { NativeBytes } = binding
 
 function loadBinding() {
   try {
@@ -267,15 +268,34 @@ function currentSlab() {
   return slab
 }
 
-/** The call's result: the Buffer a native call returned, or a view of the `length` bytes it
- * wrote into the slab. Call it on the native call's return value, before anything else runs. */
+/** The call's result: the Buffer a native call returned, a view of the `length` bytes it wrote
+ * into the slab, or a large result moved into a Buffer allocated here. Call it on the native
+ * call's return value, before anything else runs. */
 function result(value) {
-  if (typeof value !== 'number') return value
+  if (typeof value !== 'number') return materialize(value)
   const start = slabUsed
   // Taken before the view is made, so a call made meanwhile cannot write over this result;
   // views stay 8-byte aligned, as in Node's pool.
   slabUsed = (start + value + 7) & ~7
   return slab.subarray(start, start + value)
+}
+
+/**
+ * A large result (64 MiB or more) comes as native memory, moved into a Buffer allocated here:
+ * Node 20 and 22 abort the process when native code cannot get a Buffer, while an allocation in
+ * JavaScript throws a RangeError, reported as the call's error.
+ */
+function materialize(value) {
+  if (!(value instanceof NativeBytes)) return value
+  const length = value.length
+  let buffer
+  try {
+    buffer = allocUnsafeSlow(length)
+  } catch {
+    throw coded(new RangeError(`could not allocate ${length} bytes`), 'ERR_MEMORY_ALLOCATION_FAILED')
+  }
+  if (!value.moveInto(buffer)) throw coded(new Error('zstd-pool: a result was moved twice'), 'ERR_INTERNAL_ASSERTION')
+  return buffer
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,7 +336,7 @@ function endBurst() {
 /** The Promise of an async call: the native call's own when it queued work, else one settled
  * with its result. */
 function settled(value) {
-  if (isPromise(value)) return value
+  if (isPromise(value)) return value.then(materialize)
   const output = result(value)
   if (!inBurst) {
     inBurst = true
@@ -368,14 +388,22 @@ function cancellable(abortSignal, start) {
       finish(reject, error)
       return
     }
-    if (isPromise(value)) {
-      value.then(
-        (output) => finish(resolve, output),
-        (error) => finish(reject, error),
-      )
-    } else {
-      finish(resolve, result(value))
+    if (!isPromise(value)) {
+      // Ran on the spot: the result is taken at once, before anything else runs.
+      let output
+      try {
+        output = result(value)
+      } catch (error) {
+        finish(reject, error)
+        return
+      }
+      finish(resolve, output)
+      return
     }
+    value.then(materialize).then(
+      (output) => finish(resolve, output),
+      (error) => finish(reject, error),
+    )
   })
 }
 
@@ -495,7 +523,7 @@ function trainDictionary(samples, options) {
   const copies = []
   for (let i = 0; i < samples.length; i++) copies.push(bufferFrom(bytes(samples[i], `samples[${i}]`)))
   const sizes = Uint32Array.from(copies, (copy) => copy.length)
-  return binding.trainDictionary(Buffer.concat(copies), sizes, size, tunedFor)
+  return materialize(binding.trainDictionary(Buffer.concat(copies), sizes, size, tunedFor))
 }
 
 /** The counters of the process-wide context pools (shared by every thread and worker). */
@@ -538,5 +566,5 @@ module.exports = {
   MIN_LEVEL,
   MAX_LEVEL,
   DEFAULT_LEVEL,
-  ...require('./stream.js')({ binding, bytes, compressOptions, decompressOptions, integer, invalidType }),
+  ...require('./stream.js')({ binding, bytes, coded, compressOptions, decompressOptions, integer, invalidType, materialize }),
 }

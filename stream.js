@@ -8,7 +8,16 @@ const { Transform } = require('node:stream')
 
 const EMPTY = new Uint8Array(0)
 
-module.exports = function streams({ binding, bytes, compressOptions, decompressOptions, integer, invalidType }) {
+module.exports = function streams({
+  binding,
+  bytes,
+  coded,
+  compressOptions,
+  decompressOptions,
+  integer,
+  invalidType,
+  materialize,
+}) {
   const { CompressSession, DecompressSession, Flush } = binding
 
   /**
@@ -52,7 +61,7 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
     async #run(input, last, flush, deliver) {
       for (;;) {
         if (this.#closed) throw this.#closed.reason
-        const output = await (this.#decoding ? this.#session.push(input, last) : this.#session.push(input, flush))
+        const output = materialize(await (this.#decoding ? this.#session.push(input, last) : this.#session.push(input, flush)))
         input = EMPTY
         if (this.#closed) throw this.#closed.reason
         if (output.length) await deliver(output)
@@ -83,6 +92,16 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
     return new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary), true)
   }
 
+  /** Calls `callback` when `step` settles, outside the Promise chain: whatever the callback runs
+   * (a write callback of the caller's) and throws is an uncaught exception, as with node:zlib,
+   * not an unhandled rejection. */
+  function done(step, callback) {
+    step.then(
+      () => process.nextTick(callback),
+      (error) => process.nextTick(callback, error),
+    )
+  }
+
   /** A zero-length chunk of our own that asks the compressor to flush. */
   const FLUSH = Buffer.alloc(0)
 
@@ -103,11 +122,11 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
 
     _transform(chunk, _encoding, callback) {
       const step = chunk === FLUSH ? this.#engine.flush(this.#deliver) : this.#engine.write(chunk, this.#deliver)
-      step.then(() => callback(), callback)
+      done(step, callback)
     }
 
     _flush(callback) {
-      this.#engine.end(this.#deliver).then(() => callback(), callback)
+      done(this.#engine.end(this.#deliver), callback)
     }
 
     _read(size) {
@@ -118,7 +137,7 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
     }
 
     _destroy(error, callback) {
-      this.#engine.close(error ?? new Error('The stream was destroyed'))
+      this.#engine.close(error ?? coded(new Error('The stream was destroyed'), 'ERR_STREAM_DESTROYED'))
       this.#resume?.()
       callback(error)
     }
@@ -187,7 +206,7 @@ module.exports = function streams({ binding, bytes, compressOptions, decompressO
         controller = readableController
       },
       pull: wake,
-      cancel: (reason) => stop(reason ?? new Error('The readable side was cancelled')),
+      cancel: (reason) => stop(reason ?? coded(new Error('The readable side was cancelled'), 'ERR_STREAM_PREMATURE_CLOSE')),
     })
     const writable = new WritableStream({
       // Whatever stops a write (a chunk of the wrong type included) stops the readable side too:

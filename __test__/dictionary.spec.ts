@@ -90,6 +90,16 @@ describe('trainDictionary and Dictionary', () => {
     }
   })
 
+  it('tell the garbage collector what they hold, so that dropped ones are collected', async () => {
+    const bytes = Buffer.alloc(100_000, 1)
+    const before = process.memoryUsage().rss
+    for (let i = 0; i < 3000; i++) {
+      new Dictionary(bytes) // about 0.7 MB of native memory each
+      if (i % 100 === 0) await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(process.memoryUsage().rss - before).toBeLessThan(1 << 30)
+  })
+
   it('ask for no more memory than the samples hold, whatever size is asked for', () => {
     const before = process.memoryUsage().rss
     const trained = trainDictionary(training, { size: 2 ** 30 })

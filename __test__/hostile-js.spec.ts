@@ -91,6 +91,18 @@ describe.each(nodes)('in a child process on Node $version', ({ path, major }) =>
     })
   })
 
+  it('a result too large to be held twice under a memory limit fails with a coded error, sync and async', () => {
+    const outcomes = hostile(path, 'large-result', { memoryLimitKiB: 3_000_000 })
+    expect(outcomes).toEqual([
+      expect.objectContaining({ status: 'rejected', code: 'ERR_MEMORY_ALLOCATION_FAILED' }),
+      expect.objectContaining({ status: 'rejected', code: 'ERR_MEMORY_ALLOCATION_FAILED' }),
+    ])
+  })
+
+  it('a write callback that throws is an uncaught exception, not an unhandled rejection', () => {
+    expect(hostile(path, 'throwing-write-callback')).toEqual(['uncaughtException: thrown by a write callback'])
+  })
+
   it.runIf(major <= 22)('a transfer() replaced before loading does not make slabs shared where BYOB reads detach them', () => {
     expect(hostile(path, 'fooled-slab-probe')).toEqual({ secondIntact: true })
   })

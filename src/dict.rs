@@ -11,9 +11,14 @@ pub struct Prepared {
   bytes: Vec<u8>,
   id: u32,
   ddict: DDict<'static>,
-  /// Compression dictionaries by level, made on first use at that level.
+  /// Compression dictionaries by level, made on first use at that level, the most recently used
+  /// last; at most `CACHED_LEVELS` (each is about as large as the dictionary's tables).
   cdicts: Mutex<Vec<(i32, Arc<CDict<'static>>)>>,
 }
+
+/// Compression levels whose digested dictionary stays cached: calls at a level beyond these
+/// build their own, and a caller that varies the level cannot make a Dictionary grow unbounded.
+const CACHED_LEVELS: usize = 4;
 
 impl Prepared {
   /// Digests `bytes` (a dictionary from `trainDictionary` or `zstd --train`, or any bytes to use
@@ -42,15 +47,28 @@ impl Prepared {
     &self.ddict
   }
 
-  /// The compression dictionary for `level`, built once per level.
+  /// The compression dictionary for `level`, built once per level (for the levels used most
+  /// recently: see `CACHED_LEVELS`).
   pub fn cdict(&self, level: i32) -> Result<Arc<CDict<'static>>, Failure> {
     let mut cdicts = self.cdicts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, cdict)) = cdicts.iter().find(|(cached, _)| *cached == level) {
-      return Ok(cdict.clone());
+    if let Some(index) = cdicts.iter().position(|(cached, _)| *cached == level) {
+      let entry = cdicts.remove(index);
+      let cdict = entry.1.clone();
+      cdicts.push(entry);
+      return Ok(cdict);
     }
     let cdict = Arc::new(CDict::try_create(&self.bytes, level).ok_or(Failure::BadDictionary("its tables are corrupt"))?);
     cdicts.push((level, cdict.clone()));
+    if cdicts.len() > CACHED_LEVELS {
+      cdicts.remove(0);
+    }
     Ok(cdict)
+  }
+
+  /// About how much memory this holds: the bytes and their digested forms.
+  pub fn memory(&self) -> usize {
+    let cdicts = self.cdicts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    self.bytes.len() + self.ddict.sizeof() + cdicts.iter().map(|(_, cdict)| cdict.sizeof()).sum::<usize>()
   }
 }
 
@@ -130,6 +148,12 @@ mod tests {
     let prepared = Prepared::new(dictionary).unwrap();
     assert_ne!(prepared.id(), 0);
     assert!(Arc::ptr_eq(&prepared.cdict(3).unwrap(), &prepared.cdict(3).unwrap()));
+    // Only the levels used last stay cached.
+    for level in 1..=10 {
+      prepared.cdict(level).unwrap();
+    }
+    assert_eq!(prepared.cdicts.lock().unwrap().len(), CACHED_LEVELS);
+    assert!(prepared.memory() > prepared.bytes().len());
   }
 
   #[test]

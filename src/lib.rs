@@ -35,7 +35,7 @@ use crate::compress::{CompressParams, DEFAULT_LEVEL};
 use crate::decompress::{Limits, OutputPlan};
 use crate::dict::Prepared;
 use crate::error::Failure;
-use crate::node::{Cancellation, Js, Slab, RESULTS_IN_PLACE};
+use crate::node::{Cancellation, Js, Target, RESULTS_IN_PLACE};
 use crate::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS, MAX_IDLE_LIMIT};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
@@ -43,8 +43,8 @@ use crate::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS, MAX_IDLE_LIMIT};
 const SHARED_BELOW: usize = 4096;
 
 /// A result Buffer is allocated before decoding, from the sizes the frames declare, only up to
-/// this (see [`upfront_limit`]).
-const MAX_UPFRONT: usize = 64 << 20;
+/// this (see [`upfront_limit`]); larger results are allocated by JavaScript.
+const MAX_UPFRONT: usize = node::JS_ALLOCATES_FROM;
 
 /// The largest result Buffer allocated before decoding `input_len` bytes. Node 20 and 22 abort
 /// the process when a Buffer cannot be allocated, so what a header claims is trusted only up to
@@ -95,10 +95,12 @@ pub fn capabilities() -> Capabilities {
 }
 
 /// A dictionary prepared once (from `trainDictionary` or `zstd --train`) for any number of calls
-/// on any thread; `main.js`'s `Dictionary` holds one.
-#[napi]
+/// on any thread; `main.js`'s `Dictionary` holds one. The memory it holds natively is reported
+/// to V8, so that garbage dictionaries are collected as their size warrants.
+#[napi(custom_finalize)]
 pub struct PreparedDictionary {
   prepared: Arc<Prepared>,
+  reported: i64,
 }
 
 #[napi]
@@ -107,7 +109,9 @@ impl PreparedDictionary {
   #[napi(constructor)]
   pub fn new(env: Env, bytes: &[u8]) -> Result<Self> {
     let prepared = node::guarded(|| Prepared::new(bytes.to_vec())).map_err(|failure| node::throw(&env, failure))?;
-    Ok(Self { prepared: Arc::new(prepared) })
+    let reported = prepared.memory() as i64;
+    env.adjust_external_memory(reported)?;
+    Ok(Self { prepared: Arc::new(prepared), reported })
   }
 
   /// The dictionary ID frames made with it record; 0 for raw content, which has none.
@@ -119,6 +123,12 @@ impl PreparedDictionary {
   #[napi(getter)]
   pub fn size(&self) -> f64 {
     self.prepared.bytes().len() as f64
+  }
+}
+
+impl napi::bindgen_prelude::ObjectFinalize for PreparedDictionary {
+  fn finalize(self, env: Env) -> Result<()> {
+    env.adjust_external_memory(-self.reported).map(drop)
   }
 }
 
@@ -153,7 +163,7 @@ pub fn compress(
   workers: u32,
   dictionary: Option<&PreparedDictionary>,
   inline_micros: f64,
-  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Slab>,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
@@ -224,7 +234,7 @@ impl CompressCall {
 
   /// Compresses on this thread: into the slab when the frame is sure to be small, else into
   /// native memory, copied into the slab or a new Buffer.
-  fn run_here(&self, env: &Env, input: &[u8], mut slab: Option<Slab>, offset: u32) -> std::result::Result<Js, Failure> {
+  fn run_here(&self, env: &Env, input: &[u8], mut slab: Option<Target>, offset: u32) -> std::result::Result<Js, Failure> {
     let bound = zstd_safe::compress_bound(input.len());
     if bound < SHARED_BELOW {
       if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bound, input)) {
@@ -233,19 +243,26 @@ impl CompressCall {
       }
     }
     let frame = node::guarded(|| self.compress_to_vec(input))?;
-    small_result(env, &frame, slab, offset, input)
+    small_result(env, frame, slab, offset, input)
   }
 }
 
-/// `bytes` as the result: written into the slab if small and it has room, else a new Buffer.
-fn small_result(env: &Env, bytes: &[u8], mut slab: Option<Slab>, offset: u32, input: &[u8]) -> std::result::Result<Js, Failure> {
+/// `bytes` as the result: written into the slab if small and it has room, else as
+/// `node::result_bytes` makes it.
+fn small_result(
+  env: &Env,
+  bytes: Vec<u8>,
+  mut slab: Option<Target>,
+  offset: u32,
+  input: &[u8],
+) -> std::result::Result<Js, Failure> {
   if bytes.len() < SHARED_BELOW {
     if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bytes.len(), input)) {
-      room.write(bytes);
+      room.write(&bytes);
       return Js::number(env, bytes.len() as u32);
     }
   }
-  node::buffer_copy(env, bytes)
+  node::result_bytes(env, bytes)
 }
 
 struct CompressJob {
@@ -262,7 +279,7 @@ impl node::Job for CompressJob {
   }
 
   fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    node::buffer_copy(env, &output)
+    node::result_bytes(env, output)
   }
 }
 
@@ -281,7 +298,7 @@ pub fn decompress(
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
   inline_micros: f64,
-  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Slab>,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
@@ -302,7 +319,7 @@ impl DecompressCall {
     env: &Env,
     input: &[u8],
     inline_micros: f64,
-    slab: Option<Slab>,
+    slab: Option<Target>,
     offset: u32,
     cancellation: Option<&Cancellation>,
   ) -> std::result::Result<Js, Failure> {
@@ -331,7 +348,7 @@ impl DecompressCall {
     env: &Env,
     input: &[u8],
     plan: OutputPlan,
-    mut slab: Option<Slab>,
+    mut slab: Option<Target>,
     offset: u32,
   ) -> std::result::Result<Js, Failure> {
     match plan {
@@ -347,7 +364,7 @@ impl DecompressCall {
       }
       plan => {
         let bytes = node::guarded(|| self.decode_to_vec(input, plan))?;
-        small_result(env, &bytes, slab, offset, input)
+        small_result(env, bytes, slab, offset, input)
       }
     }
   }
@@ -416,7 +433,7 @@ impl node::Job for DecompressJob {
   }
 
   fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    node::buffer_copy(env, &output)
+    node::result_bytes(env, output)
   }
 }
 
@@ -429,7 +446,7 @@ impl node::Job for DecompressJob {
 pub fn train_dictionary(env: Env, samples: &[u8], sizes: &[u32], size: u32, level: i32) -> Result<Js> {
   let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
   node::guarded(|| dict::train(samples, &sizes, size as usize, level))
-    .and_then(|dictionary| node::buffer_copy(&env, &dictionary))
+    .and_then(|dictionary| node::result_bytes(&env, dictionary))
     .map_err(|failure| node::throw(&env, failure))
 }
 

@@ -203,6 +203,51 @@ pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
   Ok(Js(value))
 }
 
+/// Results at least this large are allocated by JavaScript (see [`result_bytes`]).
+pub const JS_ALLOCATES_FROM: usize = 64 << 20;
+
+/// `bytes`, produced natively, as the call's result: a Buffer holding a copy, or, from
+/// [`JS_ALLOCATES_FROM`] on, a [`NativeBytes`] that `main.js` moves into a Buffer it allocates
+/// itself. Node 20 and 22 abort the process when native code cannot get a Buffer; allocating
+/// in JavaScript throws a `RangeError` instead, and large allocations are the ones that fail.
+pub fn result_bytes(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
+  if bytes.len() < JS_ALLOCATES_FROM || !RESULTS_IN_PLACE {
+    return buffer_copy(env, &bytes);
+  }
+  let native = NativeBytes { bytes: Mutex::new(bytes) };
+  // SAFETY: on the JavaScript thread of `env`; makes an instance of a napi-rs class, running no
+  // JavaScript (the constructor is not called).
+  unsafe { NativeBytes::to_napi_value(env.raw(), native) }.map(Js).map_err(|_| Failure::Napi("NativeBytes"))
+}
+
+/// A large result in native memory, waiting for `main.js` to move it into a Buffer.
+#[napi]
+pub struct NativeBytes {
+  bytes: Mutex<Vec<u8>>,
+}
+
+#[napi]
+impl NativeBytes {
+  #[napi(getter)]
+  pub fn length(&self) -> f64 {
+    self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len() as f64
+  }
+
+  /// Copies the bytes into `target`, a Buffer as long as they are, and frees them.
+  #[napi(ts_args_type = "target: Buffer")]
+  pub fn move_into(&self, mut target: Target) -> bool {
+    let bytes = std::mem::take(&mut *self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+    if target.len != bytes.len() {
+      return false;
+    }
+    let Some(mut room) = target.room(0, bytes.len(), &bytes) else {
+      return false;
+    };
+    room.write(&bytes);
+    true
+  }
+}
+
 /// A new Buffer of `len` bytes, written by `fill` before any JavaScript can see it: the result
 /// Buffer is decoded into in place, with no copy. `len` must be earned by the input (bounded by
 /// it and by a fixed cap): Node 20 and 22 abort the process when this allocation fails.
@@ -241,15 +286,16 @@ pub fn try_vec(len: usize) -> Result<Vec<u8>, Failure> {
   Ok(bytes)
 }
 
-/// The caller's slab: a Buffer that `main.js` keeps for small results, which native code writes
-/// past the offset it is given and `main.js` then carves a view from. Read as raw memory, not a
-/// Rust slice: other arguments (the input) may be views of the same `ArrayBuffer`.
-pub struct Slab {
+/// A Buffer that `main.js` hands native code to write a result into: the slab it keeps for
+/// small results (written past the offset it gives, then carved into a view), or the Buffer a
+/// large result is moved into. Read as raw memory, not a Rust slice: other arguments (the input)
+/// may be views of the same `ArrayBuffer`.
+pub struct Target {
   data: *mut u8,
   len: usize,
 }
 
-impl FromNapiValue for Slab {
+impl FromNapiValue for Target {
   unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
     let (mut kind, mut len, mut data) = (0, 0, ptr::null_mut());
     // SAFETY: napi-rs calls this on the JavaScript thread of `env`, with the call's argument;
@@ -257,13 +303,13 @@ impl FromNapiValue for Slab {
     let status =
       unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) };
     if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
-      return Err(napi::Error::new(napi::Status::InvalidArg, "the slab must be a Buffer"));
+      return Err(napi::Error::new(napi::Status::InvalidArg, "the target must be a Buffer"));
     }
     Ok(Self { data: data.cast(), len: if data.is_null() { 0 } else { len } })
   }
 }
 
-impl TypeName for Slab {
+impl TypeName for Target {
   fn type_name() -> &'static str {
     "Buffer"
   }
@@ -272,15 +318,15 @@ impl TypeName for Slab {
   }
 }
 
-impl ValidateNapiValue for Slab {}
+impl ValidateNapiValue for Target {}
 
-impl Slab {
-  /// `len` bytes of the slab from `offset` on, to write a result into, if the slab has that
-  /// much room there and it does not overlap `input`.
+impl Target {
+  /// `len` bytes of the target from `offset` on, to write a result into, if it has that much
+  /// room there and it does not overlap `input`.
   ///
-  /// The memory stays valid until the native call that received the slab returns (`main.js`
-  /// holds the slab for the call), as long as no JavaScript runs meanwhile: the callers write it
-  /// and return, running none.
+  /// The memory stays valid until the native call that received the target returns (`main.js`
+  /// holds it for the call), as long as no JavaScript runs meanwhile: the callers write it and
+  /// return, running none.
   pub fn room(&mut self, offset: u32, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
     if !RESULTS_IN_PLACE || self.data.is_null() {
       return None;
@@ -289,7 +335,7 @@ impl Slab {
     if len > self.len.checked_sub(offset)? {
       return None;
     }
-    // SAFETY: `offset <= self.len`, and `self.data` points at the slab's `self.len` bytes.
+    // SAFETY: `offset <= self.len`, and `self.data` points at the target's `self.len` bytes.
     let start = unsafe { self.data.add(offset) };
     let (input_start, input_end) = (input.as_ptr() as usize, input.as_ptr() as usize + input.len());
     if (start as usize) < input_end && input_start < start as usize + len {
@@ -417,26 +463,34 @@ unsafe extern "C" fn complete<J: Job>(env: sys::napi_env, _status: sys::napi_sta
   unsafe { sys::napi_delete_async_work(env.raw(), handle) };
 }
 
+/// Settles the call's Promise, whatever happens: a Node-API call that failed on the way (Node 24
+/// and later leave an exception pending when a Buffer cannot be allocated) or JavaScript that
+/// threw while the error was made rejects it with that exception, which would otherwise be
+/// thrown as uncaught and leave the Promise pending, since Node settles nothing while an
+/// exception is pending.
 fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) {
-  match result {
-    // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it). Resolving runs
-    // no JavaScript: reactions run later, as microtasks.
-    Ok(value) => unsafe {
-      sys::napi_resolve_deferred(env.raw(), deferred, value.0);
-    },
-    Err(failure) => {
-      // If making the error ran JavaScript that threw, the Promise rejects with that exception:
-      // it settles whatever happens.
-      let error = error_value(env, &failure)
-        .or_else(|| exception_pending(env).then(|| take_exception(env)).flatten())
-        .unwrap_or_else(|| string(env, &failure.shape().message));
-      // SAFETY: as above.
-      unsafe { sys::napi_reject_deferred(env.raw(), deferred, error) };
+  let failure = match result {
+    Ok(value) if !exception_pending(env) => {
+      // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it). Resolving
+      // runs no JavaScript: reactions run later, as microtasks.
+      unsafe { sys::napi_resolve_deferred(env.raw(), deferred, value.0) };
+      return;
     }
-  }
+    Ok(_) => Failure::Napi("napi_resolve_deferred"),
+    Err(failure) => failure,
+  };
+  let error = take_exception(env)
+    .or_else(|| error_value(env, &failure))
+    .or_else(|| take_exception(env))
+    .unwrap_or_else(|| string(env, &failure.shape().message));
+  // SAFETY: as above; no exception is pending (any was taken just above).
+  unsafe { sys::napi_reject_deferred(env.raw(), deferred, error) };
 }
 
 fn take_exception(env: &Env) -> Option<sys::napi_value> {
+  if !exception_pending(env) {
+    return None;
+  }
   let mut exception = ptr::null_mut();
   // SAFETY: on the JavaScript thread of `env`; clears the pending exception (if any) into
   // `exception`, leaving it null when there is none.

@@ -157,7 +157,7 @@ impl node::Job for CompressStep {
   }
 
   fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    node::buffer_copy(env, &output)
+    node::result_bytes(env, output)
   }
 }
 
@@ -269,7 +269,7 @@ impl node::Job for DecompressStep {
   }
 
   fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    node::buffer_copy(env, &output)
+    node::result_bytes(env, output)
   }
 }
 
