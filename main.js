@@ -362,6 +362,12 @@ function abortError(abortSignal) {
   return coded(error, 'ABORT_ERR', { name: { value: 'AbortError', writable: true, configurable: true } })
 }
 
+/** The Promise of an async call, `start(input, settings, cancellation)` making the native call. */
+function asyncCall(start, input, settings) {
+  if (settings.signal === undefined) return settled(start(input, settings, undefined))
+  return cancellable(settings.signal, (cancellation) => start(input, settings, cancellation))
+}
+
 /** Runs an async call with an AbortSignal: `start(cancellation)` makes the native call. */
 function cancellable(abortSignal, start) {
   if (abortSignal.aborted) return Promise.reject(abortError(abortSignal))
@@ -424,12 +430,7 @@ function compressSync(data, level) {
 /** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
 function compress(data, level) {
   try {
-    const input = bytes(data, 'data')
-    const options = compressOptions(level)
-    if (options.signal !== undefined) {
-      return cancellable(options.signal, (cancellation) => startCompress(input, options, cancellation))
-    }
-    return settled(startCompress(input, options, undefined))
+    return asyncCall(startCompress, bytes(data, 'data'), compressOptions(level))
   } catch (error) {
     return Promise.reject(error)
   }
@@ -458,12 +459,7 @@ function decompressSync(data, options) {
 /** Decompresses `data` off the main thread (or at once when it is small); see decompressSync. */
 function decompress(data, options) {
   try {
-    const input = bytes(data, 'data')
-    const settings = decompressOptions(options)
-    if (settings.signal !== undefined) {
-      return cancellable(settings.signal, (cancellation) => startDecompress(input, settings, cancellation))
-    }
-    return settled(startDecompress(input, settings, undefined))
+    return asyncCall(startDecompress, bytes(data, 'data'), decompressOptions(options))
   } catch (error) {
     return Promise.reject(error)
   }

@@ -26,8 +26,7 @@ impl Default for CompressParams {
 /// pooled context back resets it).
 pub fn configure(cctx: &mut CCtx<'static>, params: CompressParams, dictionary: Option<&CDict<'static>>) -> Result<(), Failure> {
   if let Some(cdict) = dictionary {
-    // SAFETY: the context only refers to the dictionary until it is reset or freed, which the
-    // caller does before the dictionary goes (see above).
+    // SAFETY: the context refers to the dictionary only until reset or freed, before it goes (above).
     let cdict: &'static CDict<'static> = unsafe { &*std::ptr::from_ref(cdict) };
     cctx.ref_cdict(cdict).map_err(Failure::Zstd)?;
   }

@@ -288,8 +288,7 @@ impl FrameCheck {
 /// dictionary is dropped (giving a pooled context back resets it).
 pub(crate) fn use_dictionary(dctx: &mut DCtx<'static>, dictionary: Option<&DDict<'static>>) -> Result<(), Failure> {
   if let Some(ddict) = dictionary {
-    // SAFETY: the context only refers to the dictionary until it is reset or freed, which the
-    // caller does before the dictionary goes (see above).
+    // SAFETY: the context refers to the dictionary only until reset or freed, before it goes (above).
     let ddict: &'static DDict<'static> = unsafe { &*std::ptr::from_ref(ddict) };
     dctx.ref_ddict(ddict).map_err(Failure::Zstd)?;
   }

@@ -89,8 +89,7 @@ pub fn train(samples: &[u8], sizes: &[usize], size: usize, level: i32) -> Result
   let mut dictionary = Vec::new();
   dictionary.try_reserve_exact(capacity).map_err(|_| Failure::OutOfMemory { bytes: capacity })?;
   dictionary.resize(capacity, 0);
-  // SAFETY: ZDICT_fastCover_params_t is plain integers, for which all zeroes is a valid value
-  // (and asks libzstd for its defaults).
+  // SAFETY: plain integers, for which all zeroes is valid (and asks libzstd for its defaults).
   let mut params: zstd_sys::ZDICT_fastCover_params_t = unsafe { std::mem::zeroed() };
   // libzstd's own defaults for ZDICT_trainFromBuffer, plus the target level.
   params.d = 8;
@@ -98,8 +97,8 @@ pub fn train(samples: &[u8], sizes: &[usize], size: usize, level: i32) -> Result
   params.f = 20;
   params.accel = 1;
   params.zParams.compressionLevel = level;
-  // SAFETY: libzstd writes at most `dictionary.len()` bytes into `dictionary`, reads the samples
-  // as `sizes` says, which sum to `samples.len()` (checked above), and writes back only `params`.
+  // `sizes` sum to `samples.len()` (checked above): libzstd reads only the samples.
+  // SAFETY: writes at most `dictionary.len()` bytes into `dictionary`, reads `samples` as `sizes` say.
   let written = unsafe {
     zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover(
       dictionary.as_mut_ptr().cast(),

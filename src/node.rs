@@ -53,8 +53,7 @@ impl ToNapiValue for Js {
 impl Js {
   pub fn number(env: &Env, value: u32) -> Result<Self, Failure> {
     let mut result = ptr::null_mut();
-    // SAFETY: on the JavaScript thread of `env` (this module's rule); creates a number, runs no
-    // JavaScript, and writes only `result`.
+    // SAFETY: on the JavaScript thread of `env` (this module's rule); runs no JavaScript.
     let status = unsafe { sys::napi_create_uint32(env.raw(), value, &mut result) };
     checked(status, "napi_create_uint32").map(|()| Self(result))
   }
@@ -87,8 +86,8 @@ fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
     ErrorClass::Error => sys::napi_create_error,
     ErrorClass::RangeError => sys::napi_create_range_error,
   };
-  // SAFETY: on the JavaScript thread of `env`; the message is a string made just before, or
-  // null if that failed, which napi_create_error reports as a status.
+  // A message that could not be made is null, which napi_create_error reports as a status.
+  // SAFETY: on the JavaScript thread of `env`; the message is a string made on it, or null.
   let status = unsafe { create(env.raw(), ptr::null_mut(), string(env, &shape.message), &mut error) };
   if status != sys::Status::napi_ok || error.is_null() {
     return None;
@@ -108,16 +107,15 @@ fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
     // Node names its AbortErrors so.
     properties.push(property(c"name", "AbortError"));
   }
-  // SAFETY: on the JavaScript thread; `error` is the object just made, and the descriptors point
-  // at static names and at values made on this thread. Defining runs no setter.
+  // Defining runs no setter.
+  // SAFETY: on the JavaScript thread; `error` was just made; names are static, values made here.
   unsafe { sys::napi_define_properties(env.raw(), error, properties.len(), properties.as_ptr()) };
   Some(error)
 }
 
 fn string(env: &Env, text: &str) -> sys::napi_value {
   let mut value = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; `text` is valid UTF-8 of the length given, copied
-  // by the call.
+  // SAFETY: on the JavaScript thread of `env`; `text` is UTF-8 of the length given, copied.
   unsafe { sys::napi_create_string_utf8(env.raw(), text.as_ptr().cast(), text.len() as isize, &mut value) };
   value
 }
@@ -163,8 +161,8 @@ impl Uninit<'_> {
   /// Writes `bytes` at the start; the caller made sure they fit (see where the room came from).
   pub fn write(&mut self, bytes: &[u8]) {
     let len = bytes.len().min(self.capacity);
-    // SAFETY: `data` has room for `capacity` bytes (see `WriteBuf` below), `len` is at most that,
-    // and `bytes` is other memory: native bytes, never the room itself.
+    // `bytes` is native memory, never the room itself.
+    // SAFETY: `data` has room for `capacity` bytes (see `WriteBuf` below); `len` is at most that.
     unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), self.data.as_ptr(), len) };
     self.filled = len;
   }
@@ -192,11 +190,9 @@ unsafe impl WriteBuf for Uninit<'_> {
 /// handing native memory over with a finalizer, and works where external buffers are
 /// forbidden (Electron). The size is that of bytes already produced: earned, never claimed.
 pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
-  let mut value = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; `bytes` is readable for its length and no
-  // JavaScript runs during the copy.
-  let status =
-    unsafe { sys::napi_create_buffer_copy(env.raw(), bytes.len(), bytes.as_ptr().cast(), ptr::null_mut(), &mut value) };
+  let (mut value, data, len) = (ptr::null_mut(), bytes.as_ptr().cast(), bytes.len());
+  // SAFETY: on the JavaScript thread of `env`; `bytes` is readable; no JavaScript runs meanwhile.
+  let status = unsafe { sys::napi_create_buffer_copy(env.raw(), len, data, ptr::null_mut(), &mut value) };
   if status != sys::Status::napi_ok {
     return Err(Failure::OutOfMemory { bytes: bytes.len() });
   }
@@ -215,8 +211,7 @@ pub fn result_bytes(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
     return buffer_copy(env, &bytes);
   }
   let native = NativeBytes { bytes: Mutex::new(bytes) };
-  // SAFETY: on the JavaScript thread of `env`; makes an instance of a napi-rs class, running no
-  // JavaScript (the constructor is not called).
+  // SAFETY: on the JavaScript thread of `env`; makes an instance without calling its constructor.
   unsafe { NativeBytes::to_napi_value(env.raw(), native) }.map(Js).map_err(|_| Failure::Napi("NativeBytes"))
 }
 
@@ -298,10 +293,9 @@ pub struct Target {
 impl FromNapiValue for Target {
   unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
     let (mut kind, mut len, mut data) = (0, 0, ptr::null_mut());
-    // SAFETY: napi-rs calls this on the JavaScript thread of `env`, with the call's argument;
-    // reading a typed array's layout runs no JavaScript.
-    let status =
-      unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) };
+    let (buffer, offset) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: napi-rs calls this on the JavaScript thread; reading the layout runs no JavaScript.
+    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, buffer, offset) };
     if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
       return Err(napi::Error::new(napi::Status::InvalidArg, "the target must be a Buffer"));
     }
@@ -386,15 +380,15 @@ struct Work<J: Job> {
 pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
   let raw_env = env.raw();
   let (mut promise, mut deferred) = (ptr::null_mut(), ptr::null_mut());
-  // SAFETY: on the JavaScript thread of `env`. Can run JavaScript (an async_hooks init hook): the
-  // job owns all it reads (see `Job`), and nothing here points into JavaScript memory.
+  // Can run JavaScript (an async_hooks init hook): the job owns all it reads (see `Job`).
+  // SAFETY: on the JavaScript thread of `env`; nothing here points into JavaScript memory.
   checked(unsafe { sys::napi_create_promise(raw_env, &mut deferred, &mut promise) }, "napi_create_promise")?;
   let state = Arc::new(WorkState { phase: AtomicU8::new(QUEUED), handle: AtomicPtr::new(ptr::null_mut()) });
   let work = Box::into_raw(Box::new(Work { job, result: None, deferred, state: state.clone() }));
   let mut handle = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; `work` is handed to libuv's callbacks, which own it
-  // from here: `execute` borrows it, `complete` frees it. Can run JavaScript (an init hook), as
-  // above.
+  // From here libuv's callbacks own `work`: `execute` borrows it, `complete` frees it. Can run
+  // JavaScript (an init hook), as above.
+  // SAFETY: on the JavaScript thread of `env`; `work` is a live Box, handed over once.
   let mut status = unsafe {
     sys::napi_create_async_work(
       raw_env,
@@ -434,8 +428,8 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> 
 }
 
 unsafe extern "C" fn execute<J: Job>(_env: sys::napi_env, data: *mut c_void) {
-  // SAFETY: `data` is the `Work<J>` that `queue` gave libuv; `complete` frees it only after this
-  // returns, and meanwhile the JavaScript thread touches only its `state`, atomically.
+  // `complete` frees it only after this returns; the JavaScript thread touches only `state`.
+  // SAFETY: `data` is the `Work<J>` that `queue` gave libuv, borrowed by nothing else meanwhile.
   let work = unsafe { &mut *data.cast::<Work<J>>() };
   if work.state.phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
     work.result = Some(guarded(|| work.job.compute()));
@@ -443,8 +437,8 @@ unsafe extern "C" fn execute<J: Job>(_env: sys::napi_env, data: *mut c_void) {
 }
 
 unsafe extern "C" fn complete<J: Job>(env: sys::napi_env, _status: sys::napi_status, data: *mut c_void) {
-  // SAFETY: libuv calls this once per work, on the JavaScript thread, after `execute` returned
-  // (or instead of it, when cancelled): the `Work<J>` from `queue` is ours to free.
+  // libuv calls this once per work, on the JavaScript thread, after `execute` (or instead of it).
+  // SAFETY: the `Work<J>` from `queue`, handed back once: ours to free.
   let work = unsafe { Box::from_raw(data.cast::<Work<J>>()) };
   let Work { job, result, deferred, state } = *work;
   // From here, `cancel()` does nothing: the handle is about to be deleted.
@@ -471,8 +465,8 @@ unsafe extern "C" fn complete<J: Job>(env: sys::napi_env, _status: sys::napi_sta
 fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) {
   let failure = match result {
     Ok(value) if !exception_pending(env) => {
-      // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it). Resolving
-      // runs no JavaScript: reactions run later, as microtasks.
+      // Resolving runs no JavaScript: reactions run later, as microtasks.
+      // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it).
       unsafe { sys::napi_resolve_deferred(env.raw(), deferred, value.0) };
       return;
     }
@@ -492,8 +486,7 @@ fn take_exception(env: &Env) -> Option<sys::napi_value> {
     return None;
   }
   let mut exception = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; clears the pending exception (if any) into
-  // `exception`, leaving it null when there is none.
+  // SAFETY: on the JavaScript thread of `env`; moves the pending exception into `exception`.
   let status = unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
   (status == sys::Status::napi_ok && !exception.is_null()).then_some(exception)
 }
@@ -560,9 +553,8 @@ fn cancel_work(env: &Env, state: &WorkState) {
   if state.phase.compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
     let handle = state.handle.load(Ordering::Acquire);
     if !handle.is_null() {
-      // SAFETY: on the JavaScript thread, as `complete` is, which deletes the handle only after
-      // setting the phase to DONE: the phase was QUEUED just now, so the handle is live. When
-      // libuv has already started the work, this fails, and `execute` sees CANCELLED.
+      // When libuv has already started the work, this fails, and `execute` sees CANCELLED.
+      // SAFETY: on the JavaScript thread, as `complete`, which deletes the handle after DONE: live.
       unsafe { sys::napi_cancel_async_work(env.raw(), handle) };
     }
   }
