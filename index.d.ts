@@ -31,8 +31,13 @@ export declare class CompressSession {
    * it is given differs.
    */
   constructor(level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, pledgedSize?: number | undefined | null)
-  /** Compresses `chunk` on the libuv threadpool; a Promise of the output so far. */
-  push(chunk: Uint8Array, flush: Flush): Promise<Buffer>
+  /** Copies `chunk` into the input of the next step (the caller may reuse it at once). */
+  append(chunk: Uint8Array): void
+  /**
+   * Compresses everything appended since the last step on the libuv threadpool, then flushes
+   * as `flush` says; a Promise of the output so far.
+   */
+  push(flush: Flush): Promise<Buffer>
   /** Frees the context (now, or when the running step ends): the stream was destroyed. */
   close(): void
 }
@@ -40,15 +45,29 @@ export declare class CompressSession {
 /** The decompression session behind `stream.js`'s decompress streams. */
 export declare class DecompressSession {
   constructor(maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null)
+  /** Copies `chunk` into the input of the next step (the caller may reuse it at once). */
+  append(chunk: Uint8Array): void
   /**
-   * Decompresses `chunk` on the libuv threadpool, at most `MAX_STEP_OUTPUT` bytes a step: when
-   * `more` is then true, push an empty chunk for the rest. `last` says the stream ends after it.
+   * Decompresses what is left of the input and everything appended since the last step, on
+   * the libuv threadpool, at most `MAX_STEP_OUTPUT` bytes a step: when `more` is then true,
+   * push again for the rest. `last` says the stream ends with what was appended.
    */
-  push(chunk: Uint8Array, last: boolean): Promise<Buffer>
-  /** The last step stopped at its output limit: push an empty chunk for the rest. */
+  push(last: boolean): Promise<Buffer>
+  /** The last step stopped at its output limit: push again for the rest. */
   get more(): boolean
   /** Frees the context (now, or when the running step ends): the stream was destroyed. */
   close(): void
+}
+
+/** A set of payloads and what libzstd needs to work through them, one call at a time. */
+export declare class Floor {
+  /**
+   * `payloads` end to end, `sizes[i]` bytes each: inputs to compress, or frames to decompress
+   * (frames that record their content size).
+   */
+  constructor(compressing: boolean, payloads: Uint8Array, sizes: Uint32Array, level: number, fresh: boolean)
+  /** Makes `calls` calls, cycling through the payloads. */
+  run(calls: number): void
 }
 
 /** A large result in native memory, waiting for `main.js` to move it into a Buffer. */

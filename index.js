@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Cancellation = nativeBinding.Cancellation
 module.exports.CompressSession = nativeBinding.CompressSession
 module.exports.DecompressSession = nativeBinding.DecompressSession
+module.exports.Floor = nativeBinding.Floor
 module.exports.NativeBytes = nativeBinding.NativeBytes
 module.exports.PreparedDictionary = nativeBinding.PreparedDictionary
 module.exports.capabilities = nativeBinding.capabilities

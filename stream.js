@@ -6,8 +6,6 @@
 
 const { Transform } = require('node:stream')
 
-const EMPTY = new Uint8Array(0)
-
 module.exports = function streams({
   binding,
   bytes,
@@ -20,51 +18,101 @@ module.exports = function streams({
 }) {
   const { CompressSession, DecompressSession, Flush } = binding
 
+  /** Most input staged ahead of the running step before a write waits: the writer runs ahead
+   * of the threadpool by this much, and the next step takes all of it at once. */
+  const STAGE_LIMIT = 1 << 20
+
   /**
-   * Drives one native session, one step at a time (the session refuses overlapping steps), and
-   * hands each output to `deliver(output)`, which returns a Promise when the reader wants no
-   * more for now: the next step waits for it. A decompression step produces at most 1 MiB, so
-   * a chunk that expands a lot comes out in several steps, each after the reader asked for more.
+   * Drives one native session for a Node or a Web stream. A write copies its chunk into the
+   * session's staged input and returns at once while less than `STAGE_LIMIT` is staged (else a
+   * Promise of room); steps run on the libuv threadpool one at a time, each taking everything
+   * staged, so a stream pays one round trip per batch of chunks and the writer works while a
+   * step runs. Each output goes to `deliver(output)`, which returns a Promise when the reader
+   * wants no more for now: the next step waits for it. A decompression step produces at most
+   * 1 MiB, so a chunk that expands a lot comes out in several steps, each after the reader asked
+   * for more. A step that fails calls `onError(error)` once: a write may have returned already.
    */
   class Engine {
     #session
     #decoding
+    #deliver
+    #onError
+    #staged = 0 // bytes appended since the last step took them
+    #running = null // the steps under way, as one Promise that never rejects
+    #room = null // a writer waiting for the stage to drain: { resolve, reject }
     #closed = null // why the stream went, once it has
 
-    constructor(session, decoding) {
+    constructor(session, decoding, deliver, onError) {
       this.#session = session
       this.#decoding = decoding
+      this.#deliver = deliver
+      this.#onError = onError
     }
 
-    /** Takes a chunk. */
-    write(chunk, deliver) {
-      return this.#run(chunk, false, Flush.No, deliver)
+    /** Takes a chunk (copied before this returns): undefined when the stream can take more at
+     * once, else a Promise that settles when it can. */
+    write(chunk) {
+      if (this.#closed) throw this.#closed.reason
+      this.#session.append(chunk)
+      this.#staged += chunk.length
+      if (!this.#running && this.#staged > 0) this.#running = this.#pump()
+      if (this.#staged <= STAGE_LIMIT) return undefined
+      return new Promise((resolve, reject) => {
+        this.#room = { resolve, reject }
+      })
     }
 
     /** Emits everything taken so far as decodable data (compression only). */
-    flush(deliver) {
-      return this.#run(EMPTY, false, Flush.Block, deliver)
+    flush() {
+      return this.#finally(Flush.Block, false)
     }
 
     /** Ends the stream: the end of the frame, or the check that no frame was left open. */
-    end(deliver) {
-      return this.#run(EMPTY, true, Flush.Frame, deliver)
+    end() {
+      return this.#finally(Flush.Frame, true)
     }
 
     /** Frees the session's context (now, or when the running step ends): the stream is gone,
-     * and a step under way fails with `reason`. */
+     * and a step or a write under way fails with `reason`. */
     close(reason) {
       this.#closed ??= { reason }
       this.#session.close()
+      const room = this.#room
+      this.#room = null
+      room?.reject(this.#closed.reason)
     }
 
-    async #run(input, last, flush, deliver) {
+    async #pump() {
+      try {
+        while (this.#staged > 0 && !this.#closed) await this.#step(Flush.No, false)
+      } catch (error) {
+        if (!this.#closed) {
+          this.close(error)
+          this.#onError(error)
+        }
+      } finally {
+        this.#running = null
+      }
+    }
+
+    async #finally(flush, last) {
+      while (this.#running) await this.#running
+      if (this.#closed) throw this.#closed.reason
+      await this.#step(flush, last)
+    }
+
+    async #step(flush, last) {
       for (;;) {
+        // The step takes everything staged: a waiting writer may go on while it runs.
+        this.#staged = 0
+        const room = this.#room
+        this.#room = null
+        room?.resolve()
+        const step = this.#decoding ? this.#session.push(last) : this.#session.push(flush)
+        const output = materialize(await step)
         if (this.#closed) throw this.#closed.reason
-        const output = materialize(await (this.#decoding ? this.#session.push(input, last) : this.#session.push(input, flush)))
-        input = EMPTY
+        if (output.length) await this.#deliver(output)
         if (this.#closed) throw this.#closed.reason
-        if (output.length) await deliver(output)
         if (!this.#decoding || !this.#session.more) return
       }
     }
@@ -84,12 +132,13 @@ module.exports = function streams({
     const { pledgedSize } = options
     const pledged =
       pledgedSize === undefined ? undefined : integer(pledgedSize, 'options.pledgedSize', 0, Number.MAX_SAFE_INTEGER)
-    return new Engine(new CompressSession(level, checksum, dictionary, pledged), false)
+    return (deliver, onError) => new Engine(new CompressSession(level, checksum, dictionary, pledged), false, deliver, onError)
   }
 
   function decompressEngine(options) {
     const { maxOutputLength, windowLogMax, dictionary } = decompressOptions(options)
-    return new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary), true)
+    return (deliver, onError) =>
+      new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary), true, deliver, onError)
   }
 
   /** Calls `callback` when `step` settles, outside the Promise chain: whatever the callback runs
@@ -113,20 +162,27 @@ module.exports = function streams({
       if (!this.push(output)) return new Promise((resolve) => (this.#resume = resolve))
     }
 
-    constructor(options, makeEngine) {
+    constructor(options, engineFor) {
       const [streamOptions, zstdOptions] = split(options)
-      const engine = makeEngine(zstdOptions)
+      const makeEngine = engineFor(zstdOptions)
       super(streamOptions)
-      this.#engine = engine
+      this.#engine = makeEngine(this.#deliver, (error) => this.destroy(error))
     }
 
     _transform(chunk, _encoding, callback) {
-      const step = chunk === FLUSH ? this.#engine.flush(this.#deliver) : this.#engine.write(chunk, this.#deliver)
-      done(step, callback)
+      if (chunk === FLUSH) return done(this.#engine.flush(), callback)
+      let wait
+      try {
+        wait = this.#engine.write(chunk)
+      } catch (error) {
+        return callback(error)
+      }
+      if (wait) done(wait, callback)
+      else callback()
     }
 
     _flush(callback) {
-      done(this.#engine.end(this.#deliver), callback)
+      done(this.#engine.end(), callback)
     }
 
     _read(size) {
@@ -175,8 +231,9 @@ module.exports = function streams({
    * that each output waits until the reader has room for it (a TransformStream lets one write
    * enqueue any number of outputs without waiting).
    */
-  function webPair(engine) {
+  function webPair(makeEngine) {
     let controller
+    let writableController
     let waiting = null // the writer's wait for the reader: { resolve, reject }
     let failure = null // why the pair stopped, once it has
     const wake = () => {
@@ -201,20 +258,38 @@ module.exports = function streams({
       }
       throw error
     }
+    // A step that fails after its write returned stops both sides.
+    const engine = makeEngine(deliver, (error) => {
+      if (!failure) {
+        stop(error)
+        controller.error(error)
+        writableController.error(error)
+      }
+    })
     const readable = new ReadableStream({
       start: (readableController) => {
         controller = readableController
       },
       pull: wake,
-      cancel: (reason) => stop(reason ?? coded(new Error('The readable side was cancelled'), 'ERR_STREAM_PREMATURE_CLOSE')),
+      // As a TransformStream's: the writable side fails with the reason the reader gave.
+      cancel: (reason) => {
+        const why = reason ?? coded(new Error('The readable side was cancelled'), 'ERR_STREAM_PREMATURE_CLOSE')
+        if (!failure) {
+          stop(why)
+          writableController.error(why)
+        }
+      },
     })
     const writable = new WritableStream({
+      start: (startController) => {
+        writableController = startController
+      },
       // Whatever stops a write (a chunk of the wrong type included) stops the readable side too:
       // a reader never waits for output that cannot come.
       write: async (chunk) => {
         if (failure) throw failure.reason
         try {
-          await engine.write(bytes(chunk, 'chunk'), deliver)
+          await engine.write(bytes(chunk, 'chunk'))
         } catch (error) {
           fail(error)
         }
@@ -222,7 +297,7 @@ module.exports = function streams({
       close: async () => {
         if (failure) throw failure.reason
         try {
-          await engine.end(deliver)
+          await engine.end()
         } catch (error) {
           fail(error)
         }

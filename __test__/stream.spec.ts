@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { createServer, get } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { describe, expect, it } from 'vitest'
@@ -218,19 +220,76 @@ describe('ZstdCompressionStream and ZstdDecompressionStream', () => {
     const broken = new Blob([frame.subarray(0, 100)]).stream().pipeThrough(new ZstdDecompressionStream())
     await expect(new Response(broken).arrayBuffer()).rejects.toThrow()
   })
+
+  it('honour maxOutputLength and windowLogMax', async () => {
+    const frame = compressSync(textOfLength(3 << 20), 19)
+    const decode = (options: object) =>
+      new Response(new Blob([frame]).stream().pipeThrough(new ZstdDecompressionStream(options))).arrayBuffer()
+    await expect(decode({ maxOutputLength: 1 << 20 })).rejects.toThrow(RangeError)
+    await expect(decode({ windowLogMax: 20 })).rejects.toThrow(/windowLogMax/)
+    expect((await decode({ maxOutputLength: 3 << 20 })).byteLength).toBe(3 << 20)
+  })
+
+  it('decode an HTTP response as it arrives: the server flushes each part, and sends the next once the client has read it', async () => {
+    const parts = [textOfLength(100), textOfLength(70_000), Buffer.from('{"done":true}')]
+    const read = parts.map(() => {
+      let resolve = () => {}
+      const promise = new Promise<void>((done) => {
+        resolve = done
+      })
+      return { promise, resolve }
+    })
+    const server = createServer(async (request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'zstd' })
+      const body = createCompressStream()
+      body.pipe(response)
+      if (request.url === '/probe') return body.end('probe')
+      for (const [i, part] of parts.entries()) {
+        body.write(part)
+        await new Promise((resolve) => body.flush(resolve))
+        await read[i].promise
+      }
+      body.end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    try {
+      // Node 24 and later decode zstd in fetch themselves; there, the body comes from node:http.
+      const fetchDecodes = (await (await fetch(`${url}/probe`)).text()) === 'probe'
+      const body = fetchDecodes
+        ? (Readable.toWeb(await new Promise<Readable>((resolve) => get(`${url}/`, resolve))) as ReadableStream<Uint8Array>)
+        : (await fetch(`${url}/`)).body!
+      const reader = body.pipeThrough(new ZstdDecompressionStream()).getReader()
+      const received: Buffer[] = []
+      let whole = 0
+      let next = 0
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        received.push(Buffer.from(chunk.value))
+        whole += chunk.value.length
+        // Each part is whole before the next is sent: a decoder that waited for more would hang.
+        while (next < parts.length && whole >= parts.slice(0, next + 1).reduce((sum, part) => sum + part.length, 0))
+          read[next++].resolve()
+      }
+      expect(Buffer.concat(received).equals(Buffer.concat(parts))).toBe(true)
+      expect(next).toBe(parts.length)
+    } finally {
+      server.close()
+    }
+  }, 20_000)
 })
 
 describe('ZstdDecompressionStream and its reader', () => {
-  it('fails a write under way, and the writable side, with the reason the reader cancelled with', async () => {
+  it('fails the writable side with the reason the reader cancelled with', async () => {
     const { readable, writable } = new ZstdDecompressionStream()
     const writer = writable.getWriter()
     const reader = readable.getReader()
-    const writing = writer.write(rleBomb(64)) // 8 MiB out: the write waits for the reader
+    const writing = writer.write(rleBomb(64)) // 8 MiB out: the steps wait for the reader
     await reader.read()
     const reason = new Error('the reader has seen enough')
     await reader.cancel(reason)
-    await expect(writing).rejects.toBe(reason)
+    await writing.catch(() => {})
     await expect(writer.closed).rejects.toBe(reason)
+    await expect(writer.write(rleBomb(1))).rejects.toBe(reason)
   })
 
   it('errors the readable side when a chunk is of the wrong type', async () => {

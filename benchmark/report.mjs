@@ -3,6 +3,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 
+import { FLOOR, FLOOR_AGAIN, FLOOR_BATCH, FLOOR_FRESH, isFloor } from './floor.mjs'
+
 const MODES = {
   cs: ['sync compress', 0],
   ds: ['sync decompress', 0],
@@ -15,8 +17,8 @@ const MODES = {
 }
 const OURS = ['zstd-pool', 'zstd-pool, pooling off']
 const REFERENCES = ['node:zlib gzip-6', 'node:zlib brotli-4']
-const RAW = 'raw libzstd from Rust (reused context)'
-const isPeer = (name) => !OURS.includes(name) && !REFERENCES.includes(name) && name !== RAW
+const RAW = FLOOR
+const isPeer = (name) => !OURS.includes(name) && !REFERENCES.includes(name) && !isFloor(name)
 const sizeLabel = (size) => (size >= 1 << 20 ? `${size >> 20} MiB` : `${size >> 10} KiB`)
 const timeLabel = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`)
 const rate = (mbps) => (mbps >= 100 ? mbps.toFixed(0) : mbps.toFixed(1))
@@ -25,18 +27,19 @@ const read = (url) => (existsSync(url) ? JSON.parse(readFileSync(url, 'utf8')) :
 const median = (values) => values.sort((a, b) => a - b)[(values.length - 1) >> 1]
 
 /** cells[mode][size][contender] = µs per call: the median over the runs of each run's mean. */
-function collect(major, runs) {
+export function collect(files) {
   const samples = {}
-  for (let run = 1; run <= runs; run++) {
-    const vitest = read(new URL(`./results/node${major}-run${run}.json`, import.meta.url))
-    for (const group of vitest?.files.flatMap((file) => file.groups) ?? []) {
+  for (const file of files) {
+    const vitest = read(file)
+    for (const group of vitest?.files.flatMap((entry) => entry.groups) ?? []) {
       const [mode, size] = group.fullName.split(' > ').at(-1).split(' ')
-      const inFlight = MODES[mode][1] || 1
       for (const result of group.benchmarks) {
+        // A floor iteration is a batch of calls; an async iteration, a batch of calls in flight.
+        const calls = isFloor(result.name) ? FLOOR_BATCH : MODES[mode][1] || 1
         samples[mode] ??= {}
         samples[mode][size] ??= {}
         samples[mode][size][result.name] ??= []
-        samples[mode][size][result.name].push((result.mean * 1000) / inFlight)
+        samples[mode][size][result.name].push((result.mean * 1000) / calls)
       }
     }
   }
@@ -48,13 +51,30 @@ function collect(major, runs) {
         cells[mode][size] ??= {}
         cells[mode][size][name] = median(values)
       }
-  // Raw libzstd from Rust (cargo bench), for the sync rows: the floor a binding can reach.
-  const rust = read(new URL('./results/rust.json', import.meta.url))
-  for (const row of rust?.rows ?? []) {
-    const mode = { compress: 'cs', decompress: 'ds' }[row.op]
-    if (row.variant === 'reused context' && cells[mode]?.[row.size]) cells[mode][row.size][RAW] = row.micros
-  }
-  return { cells, rust }
+  // The floor is the faster of its two measurements (before and after the contenders).
+  for (const bySize of Object.values(cells))
+    for (const row of Object.values(bySize)) {
+      if (row[FLOOR_AGAIN]) row[FLOOR] = Math.min(row[FLOOR] ?? Infinity, row[FLOOR_AGAIN])
+      delete row[FLOOR_AGAIN]
+    }
+  return cells
+}
+
+/** The paired measurement of zstd-pool against the floor (benchmark/overhead.mjs) for a cell. */
+const pairOf = (pairs, mode, size) => pairs?.find((pair) => pair.mode === mode && pair.size === Number(size))
+
+/** Cells where some binding measured faster than the floor: the run was disturbed there. */
+export function disturbed(cells, pairs) {
+  const found = []
+  for (const pair of pairs ?? [])
+    if (pair.ratio < 1) found.push({ mode: pair.mode, size: pair.size, faster: ['zstd-pool, measured in pairs with the floor'] })
+  for (const [mode, bySize] of Object.entries(cells))
+    for (const [size, row] of Object.entries(bySize)) {
+      if (!row[FLOOR]) continue
+      const faster = Object.keys(row).filter((name) => !isFloor(name) && !REFERENCES.includes(name) && row[name] < row[FLOOR])
+      if (faster.length) found.push({ mode, size: Number(size), faster })
+    }
+  return found
 }
 
 const best = (row, filter) =>
@@ -75,10 +95,10 @@ function table(_mode, bySize) {
       const us = bySize[size][name]
       if (us === undefined) return '–'
       const cell = `${rate(size / us)} (${timeLabel(us)})`
-      const top = best(bySize[size], (n) => !REFERENCES.includes(n) && n !== RAW && n !== OURS[1])
+      const top = best(bySize[size], (n) => !REFERENCES.includes(n) && !isFloor(n) && n !== OURS[1])
       return top?.[0] === name ? `**${cell}**` : cell
     })
-    lines.push(`| ${name === RAW || REFERENCES.includes(name) ? `_${name}_` : name} | ${cells.join(' | ')} |`)
+    lines.push(`| ${isFloor(name) || REFERENCES.includes(name) ? `_${name}_` : name} | ${cells.join(' | ')} |`)
   }
   const ratios = sizes.map((size) => {
     const peer = best(bySize[size], isPeer)
@@ -89,9 +109,20 @@ function table(_mode, bySize) {
   return lines.join('\n')
 }
 
-const order = (name) => (name === 'zstd-pool' ? 0 : name === OURS[1] ? 1 : name === RAW ? 9 : REFERENCES.includes(name) ? 8 : 2)
+const order = (name) =>
+  name === 'zstd-pool'
+    ? 0
+    : name === OURS[1]
+      ? 1
+      : name === FLOOR
+        ? 9
+        : name === FLOOR_FRESH
+          ? 10
+          : REFERENCES.includes(name)
+            ? 8
+            : 2
 
-function targets(cells, rust) {
+function targets(cells, pairs) {
   const vsBest = (mode, size) => {
     const row = cells[mode]?.[size]
     const peer = row && best(row, isPeer)
@@ -101,19 +132,20 @@ function targets(cells, rust) {
     const row = cells[mode]?.[size]
     return row?.[a] && row?.[b] ? { ratio: row[b] / row[a] } : undefined
   }
-  // What a binding with no overhead at all would reach: libzstd itself, called from Rust.
+  // What a binding with no overhead at all would reach: libzstd itself, measured in the same run.
   const rawCeiling = (mode, size) => {
     const row = cells[mode]?.[size]
     const peer = row && best(row, isPeer)
     return peer && row[RAW] ? peer[1] / row[RAW] : undefined
   }
-  const rustRow = (op, size, variant) =>
-    rust?.rows.find((row) => row.op === op && row.size === size && row.variant === variant)?.micros
-  const poolingCeiling = (op) => rustRow(op, 1024, 'fresh context per call') / rustRow(op, 1024, 'reused context') || undefined
+  const poolingCeiling = (mode) => between(mode, 1024, FLOOR, FLOOR_FRESH)?.ratio
   const checks = []
-  const check = (what, result, goal, { higherIsBetter = true, ceiling } = {}) => {
-    const bound = ceiling ? `${ceiling.toFixed(2)}x` : '–'
+  // A ratio to the floor below 1 is impossible: the run was disturbed, and it is not printed.
+  const check = (what, result, goal, { higherIsBetter = true, ceiling, toFloor = false } = {}) => {
+    const bound = ceiling === undefined ? '–' : ceiling < 1 ? 'disturbed' : `${ceiling.toFixed(2)}x`
     if (!result) return checks.push(`| ${what} | not measured | ${goal}x | ${bound} | – |`)
+    if (toFloor && result.ratio < 1)
+      return checks.push(`| ${what} | disturbed (faster than the floor) | ≤ ${goal}x | – | **run again** |`)
     const met = higherIsBetter ? result.ratio >= goal : result.ratio <= goal
     const shown = `${result.ratio.toFixed(2)}x${result.peer ? ` (vs ${result.peer})` : ''}`
     checks.push(`| ${what} | ${shown} | ${higherIsBetter ? '≥' : '≤'} ${goal}x | ${bound} | ${met ? 'met' : '**not met**'} |`)
@@ -132,8 +164,10 @@ function targets(cells, rust) {
     ['cs', 1048576, 1.03],
     ['ds', 1048576, 1.03],
   ]) {
-    check(`${MODES[mode][0]} ${sizeLabel(size)}: time over raw libzstd`, between(mode, size, RAW, 'zstd-pool'), goal, {
+    const pair = pairOf(pairs, mode, size)
+    check(`${MODES[mode][0]} ${sizeLabel(size)}: time over raw libzstd`, pair ?? between(mode, size, RAW, 'zstd-pool'), goal, {
       higherIsBetter: false,
+      toFloor: true,
     })
   }
   for (const mode of ['ca', 'da'])
@@ -141,10 +175,10 @@ function targets(cells, rust) {
   check('async compress, 64 in flight, 1 KiB vs best peer', vsBest('ca64', 1024), 2)
   check('async compress, 64 in flight, 64 KiB vs best peer', vsBest('ca64', 65536), 1.2)
   check('pooled vs pooling off, sync compress 1 KiB', between('cs', 1024, 'zstd-pool', OURS[1]), 3, {
-    ceiling: poolingCeiling('compress'),
+    ceiling: poolingCeiling('cs'),
   })
   check('pooled vs pooling off, sync decompress 1 KiB', between('ds', 1024, 'zstd-pool', OURS[1]), 6, {
-    ceiling: poolingCeiling('decompress'),
+    ceiling: poolingCeiling('ds'),
   })
   const slower = []
   for (const [mode, bySize] of Object.entries(cells))
@@ -160,75 +194,173 @@ function targets(cells, rust) {
   return ['| target | measured | goal | ceiling | |', '|---|---:|---:|---:|---|', ...checks].join('\n')
 }
 
-function chart(cells) {
-  const modes = Object.keys(MODES).filter((mode) => cells[mode])
-  const names = [...new Set(modes.flatMap((mode) => Object.values(cells[mode]).flatMap(Object.keys)))].sort(
-    (a, b) => order(a) - order(b) || a.localeCompare(b),
+/** The streams section: every chunk size, and the goals of issue 12 at 16 KiB and up. */
+function streamSection(streams) {
+  const lines = [
+    '## Streams',
+    '',
+    `${streams.size >> 20} MiB of the corpus, level 3, fed in chunks of each size, on ${streams.node}: MB/s of uncompressed data, the median`,
+    `of ${streams.rounds} interleaved rounds. Decompression takes a standard level-3 frame, cut into the same chunks. One-shot: zstd-pool's`,
+    `\`compress\` / \`decompress\` of the whole ${streams.size >> 20} MiB in one call: ${rate(streams.oneShot.compress)} and ${rate(streams.oneShot.decompress)} MB/s.`,
+    '',
+  ]
+  const chunks = [...new Set(streams.rows.map((row) => row.chunk))].sort((a, b) => a - b)
+  const names = [...new Set(streams.rows.map((row) => row.name))]
+  const cell = (name, chunk) => streams.rows.find((row) => row.name === name && row.chunk === chunk)
+  lines.push(
+    `| | ${chunks.map((chunk) => `${sizeLabel(chunk)} chunks`).join(' | ')} |`,
+    `|---|${chunks.map(() => '---:').join('|')}|`,
   )
-  const palette = [
-    '#d62728',
-    '#ff9896',
-    '#1f77b4',
-    '#2ca02c',
-    '#9467bd',
-    '#8c564b',
-    '#e377c2',
-    '#17becf',
-    '#bcbd22',
-    '#7f7f7f',
-    '#aaaaaa',
-    '#000000',
+  for (const op of ['compress', 'decompress'])
+    for (const name of names)
+      lines.push(
+        `| ${name}, ${op} | ${chunks.map((chunk) => (cell(name, chunk) ? rate(cell(name, chunk)[op]) : '–')).join(' | ')} |`,
+      )
+  const zlibName = names.find((name) => name.startsWith('node:zlib'))
+  const goals = [
+    ['compress', 'one-shot', 0.9],
+    ['decompress', 'one-shot', 1],
+    ['compress', 'node:zlib', 1.3],
+    ['decompress', 'node:zlib', 3],
   ]
-  const color = Object.fromEntries(names.map((name, i) => [name, palette[i % palette.length]]))
-  const [w, h, pad] = [380, 230, 44]
-  const columns = 2
-  const rows = Math.ceil(modes.length / columns)
-  const legendHeight = 22 * Math.ceil(names.length / 3) + 10
-  const svg = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${columns * w + 20}" height="${rows * h + legendHeight + 40}" font-family="sans-serif" font-size="11">`,
-    `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="10" y="20" font-size="14" font-weight="bold">Throughput by payload size (MB/s of uncompressed data, log scale; higher is better)</text>`,
-  ]
-  const lo = 0.3
-  const hi = 5000
-  const y = (mbps, top) =>
-    top + 20 + (h - pad - 20) * (1 - (Math.log10(Math.max(mbps, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)))
-  modes.forEach((mode, index) => {
-    const left = 10 + (index % columns) * w
-    const top = 30 + Math.floor(index / columns) * h
+  lines.push(
+    '',
+    'Goals (issue 12), at 16 KiB chunks and up:',
+    '',
+    '| stream | goal | measured (16 KiB, 64 KiB, 1 MiB) | |',
+    '|---|---|---|---|',
+  )
+  for (const name of names.filter((name) => name.startsWith('zstd-pool')))
+    for (const [op, against, goal] of goals) {
+      const ratios = chunks
+        .filter((chunk) => chunk >= 16 << 10)
+        .map((chunk) => {
+          const ours = cell(name, chunk)?.[op]
+          const other = against === 'one-shot' ? streams.oneShot[op] : cell(zlibName, chunk)?.[op]
+          return ours && other ? ours / other : undefined
+        })
+      if (ratios.includes(undefined)) continue
+      const met = ratios.every((ratio) => ratio >= goal)
+      lines.push(
+        `| ${name}, ${op} | ≥ ${goal}x ${against} | ${ratios.map((ratio) => `${ratio.toFixed(2)}x`).join(', ')} | ${met ? 'met' : '**not met**'} |`,
+      )
+    }
+  return lines
+}
+
+/** One line per cell: zstd-pool against the fastest other zstd library and against the floor. */
+export function summary(cells, pairs) {
+  const lines = []
+  for (const [mode, bySize] of Object.entries(cells))
+    for (const [size, row] of Object.entries(bySize)) {
+      const ours = row['zstd-pool']
+      if (!ours) continue
+      const peer = best(row, isPeer)
+      const vsPeer = peer ? `${(peer[1] / ours).toFixed(2)}x the speed of ${peer[0]} (${timeLabel(peer[1])})` : 'no other library'
+      const pair = pairOf(pairs, mode, size)
+      const share = pair ? 1 / pair.ratio : row[FLOOR] && row[FLOOR] / ours
+      const vsFloor = share ? `; ${Math.round(100 * share)}% of raw libzstd's speed${pair ? ' (paired)' : ''}` : ''
+      lines.push(`${MODES[mode][0]}, ${sizeLabel(Number(size))}: ${timeLabel(ours)}, ${vsPeer}${vsFloor}`)
+    }
+  return lines
+}
+
+const xml = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;')
+
+/**
+ * The chart a chooser reads: per mode and size, zstd-pool's speed relative to the best other
+ * zstd library (left), and in the sync modes relative to the floor (right). The absolute figures
+ * are in the tables of RESULTS.md.
+ */
+export function chart(cells, pairs) {
+  const modes = Object.keys(MODES).filter((mode) => cells[mode])
+  const rowHeight = 20
+  const [labelWidth, panelWidth, gap] = [200, 330, 40]
+  const left = [labelWidth, labelWidth + panelWidth + gap]
+  const rows = []
+  for (const mode of modes) {
+    rows.push({ heading: MODES[mode][0] })
     const sizes = Object.keys(cells[mode])
       .map(Number)
       .sort((a, b) => a - b)
-    const x = (i) => left + pad + ((w - pad - 20) * i) / Math.max(1, sizes.length - 1)
-    svg.push(`<text x="${left + pad}" y="${top + 14}" font-weight="bold">${MODES[mode][0]}</text>`)
-    for (const tick of [1, 10, 100, 1000]) {
-      svg.push(`<line x1="${left + pad}" x2="${left + w - 20}" y1="${y(tick, top)}" y2="${y(tick, top)}" stroke="#eee"/>`)
-      svg.push(`<text x="${left + pad - 4}" y="${y(tick, top) + 4}" text-anchor="end">${tick}</text>`)
+    for (const size of sizes) {
+      const row = cells[mode][size]
+      const ours = row['zstd-pool']
+      const peer = best(row, isPeer)
+      const pair = pairOf(pairs, mode, size)
+      rows.push({
+        label: sizeLabel(size),
+        peer: ours && peer ? { ratio: peer[1] / ours, name: peer[0] } : undefined,
+        floor: pair ? 1 / pair.ratio : ours && row[FLOOR] ? row[FLOOR] / ours : undefined,
+      })
     }
-    sizes.forEach((size, i) => {
-      svg.push(`<text x="${x(i)}" y="${top + h - pad + 16}" text-anchor="middle">${sizeLabel(size)}</text>`)
-    })
-    for (const name of names) {
-      const points = sizes.map((size, i) => [i, cells[mode][size][name]]).filter(([, us]) => us)
-      if (!points.length) continue
-      const path = points.map(([i, us]) => `${x(i).toFixed(1)},${y(sizes[i] / us, top).toFixed(1)}`).join(' ')
-      const dash = name === RAW || REFERENCES.includes(name) ? ' stroke-dasharray="4 3"' : ''
-      const width = name === 'zstd-pool' ? 3 : 1.5
-      svg.push(`<polyline points="${path}" fill="none" stroke="${color[name]}" stroke-width="${width}"${dash}/>`)
+  }
+  const top = 92
+  const height = top + rows.length * rowHeight + 50
+  const width = left[1] + panelWidth + 30
+  const svg = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    '<rect width="100%" height="100%" fill="white"/>',
+    '<text x="10" y="22" font-size="15" font-weight="bold">zstd-pool, level 3: speed relative to the alternatives</text>',
+    `<text x="${left[0]}" y="50" font-weight="bold">vs the fastest other zstd library (log scale)</text>`,
+    `<text x="${left[0]}" y="66" fill="#555">right of 1x (green): zstd-pool is faster; 2x: half the time</text>`,
+    `<text x="${left[1]}" y="50" font-weight="bold">share of raw libzstd's speed (sync calls)</text>`,
+    `<text x="${left[1]}" y="66" fill="#555">the floor: libzstd with no Node work, same run</text>`,
+  ]
+  // Left panel: a log scale around 1x, one doubling per 64 px, from 0.4x to about 12x.
+  const one = left[0] + 85
+  const xPeer = (ratio) => one + 64 * Math.max(-1.3, Math.min(3.6, Math.log2(ratio)))
+  const xFloor = (share) => left[1] + (panelWidth - 100) * Math.min(share, 1)
+  const bottom = top + rows.length * rowHeight
+  const axis = (x, label, strong) => {
+    svg.push(
+      `<line x1="${x}" x2="${x}" y1="${top - 8}" y2="${bottom}" stroke="${strong ? '#444' : '#bbb'}"${strong ? '' : ' stroke-dasharray="3 3"'}/>`,
+    )
+    svg.push(`<text x="${x}" y="${bottom + 14}" text-anchor="middle" fill="#555">${label}</text>`)
+  }
+  for (const ratio of [0.5, 2, 4, 8]) axis(xPeer(ratio), `${ratio}x`, false)
+  axis(one, '1x', true)
+  axis(xFloor(0.5), '50%', false)
+  axis(xFloor(1), '100%', true)
+  rows.forEach((row, index) => {
+    const y = top + index * rowHeight
+    if (row.heading) {
+      svg.push(`<text x="10" y="${y + 14}" font-weight="bold">${xml(row.heading)}</text>`)
+      return
     }
-  })
-  names.forEach((name, i) => {
-    const lx = 10 + (i % 3) * 260
-    const ly = 30 + rows * h + 10 + Math.floor(i / 3) * 22
-    svg.push(`<line x1="${lx}" x2="${lx + 24}" y1="${ly}" y2="${ly}" stroke="${color[name]}" stroke-width="3"/>`)
-    svg.push(`<text x="${lx + 30}" y="${ly + 4}">${name.replace(/&/g, '&amp;')}</text>`)
+    svg.push(`<text x="${labelWidth - 10}" y="${y + 14}" text-anchor="end">${row.label}</text>`)
+    if (row.peer) {
+      const end = xPeer(row.peer.ratio)
+      const faster = row.peer.ratio >= 1
+      const [x, w] = faster ? [one, end - one] : [end, one - end]
+      svg.push(
+        `<rect x="${x.toFixed(1)}" y="${y + 3}" width="${w.toFixed(1)}" height="${rowHeight - 6}" fill="${faster ? '#2ca02c' : '#d62728'}"/>`,
+      )
+      svg.push(
+        `<text x="${(Math.max(end, one) + 4).toFixed(1)}" y="${y + 14}">${row.peer.ratio.toFixed(2)}x <tspan fill="#777">${xml(row.peer.name)}</tspan></text>`,
+      )
+    } else {
+      svg.push(`<text x="${left[0]}" y="${y + 14}" fill="#999">no other zstd library here</text>`)
+    }
+    if (row.floor !== undefined) {
+      const disturbedCell = row.floor > 1
+      const share = disturbedCell ? 1 : row.floor
+      svg.push(
+        `<rect x="${left[1]}" y="${y + 3}" width="${(xFloor(share) - left[1]).toFixed(1)}" height="${rowHeight - 6}" fill="${disturbedCell ? '#bbb' : '#1f77b4'}"/>`,
+      )
+      const text = disturbedCell ? 'disturbed: faster than the floor' : `${Math.round(row.floor * 100)}%`
+      svg.push(`<text x="${xFloor(share) + 4}" y="${y + 14}">${text}</text>`)
+    }
   })
   svg.push('</svg>')
   return svg.join('\n')
 }
 
-export function writeReport({ major = '26', runs = 3 } = {}) {
-  const { cells, rust } = collect(major, runs)
+export function writeReport({ major = '26', runs = 3, seconds } = {}) {
+  const files = Array.from({ length: runs }, (_, run) => new URL(`./results/node${major}-run${run + 1}.json`, import.meta.url))
+  const cells = collect(files)
+  const pairs = read(new URL('./results/overhead.json', import.meta.url))?.rows
+  const troubled = disturbed(cells, pairs)
   const context = read(new URL(`./results/context-${major}.json`, import.meta.url))
   const sizes = Object.keys(context.ratios['zstd-pool'] ?? {}).map(Number)
   const cpu = cpus()
@@ -243,18 +375,49 @@ export function writeReport({ major = '26', runs = 3 } = {}) {
     "flight, a call's time is the time of a batch of N divided by N. vitest bench (tinybench): the mean over ≥ 500 ms per cell,",
     `all contenders in one process, one after the other; each cell is the median of ${runs} complete run${runs > 1 ? 's' : ''}. Bold: the fastest`,
     'zstd binding in the column. A shared 2-core VM drifts: cells within about 10% of each other are a tie.',
+    `The floor, _${FLOOR}_, is libzstd called from native code with no Node work per call (\`src/floor.rs\`), measured`,
+    'in the same process and the same cells as the contenders, so every ratio to it is taken under the same conditions.',
+    ...(seconds ? [`The whole run took ${Math.round(seconds / 60)} minutes.`] : []),
     '',
-    '![throughput by payload size](chart.svg)',
+  ]
+  if (troubled.length)
+    md.push(
+      `**This run was disturbed.** In ${troubled.length} cell${troubled.length > 1 ? 's' : ''} a binding measured faster than raw libzstd with a`,
+      'reused context, which no binding can be: the machine was busier while the floor was measured. Ratios to the floor are not',
+      'printed for those cells; run again on a quiet machine before trusting them. The cells:',
+      '',
+      ...troubled.map(({ mode, size, faster }) => `- ${MODES[mode][0]}, ${sizeLabel(size)}: ${faster.join(', ')}`),
+      '',
+    )
+  md.push(
+    '![zstd-pool relative to the fastest other library and to raw libzstd](chart.svg)',
     '',
     '## Targets',
     '',
     'The goals of issue 3 (set from measurements on another 2-core VM, where the peers were slower relative to libzstd). The',
-    "ceiling is what a binding with no overhead at all would reach here: the best peer's time over raw libzstd's (called from",
-    'Rust with a reused context), or for pooling, raw libzstd with a fresh context per call over a reused one (`cargo bench`).',
+    "ceiling is what a binding with no overhead at all would reach here: the best peer's time over the floor's, or for pooling,",
+    `the floor with a fresh context per call over the floor with a reused one (_${FLOOR_FRESH}_).`,
     '',
-    targets(cells, rust),
+    targets(cells, pairs),
     '',
-  ]
+  )
+  if (pairs) {
+    md.push(
+      '## Sync calls against the floor, in pairs',
+      '',
+      '`benchmark/overhead.mjs`: a batch of 15 floor calls and a batch of 15 `compressSync` or `decompressSync` calls on the',
+      'same payloads, back to back, in alternating order, for 1.5 s per cell; the ratio is the median of the rounds. Drift that',
+      'shifts cells measured one after the other shifts both halves of a pair alike, so these are the ratios the targets use.',
+      '',
+      '| call | size | zstd-pool | floor | time over the floor | rounds |',
+      '|---|---|---:|---:|---:|---:|',
+      ...pairs.map(
+        (pair) =>
+          `| ${MODES[pair.mode][0]} | ${sizeLabel(pair.size)} | ${timeLabel(pair.ours)} | ${timeLabel(pair.floor)} | ${pair.ratio < 1 ? 'disturbed' : `${pair.ratio.toFixed(2)}x`} | ${pair.rounds} |`,
+      ),
+      '',
+    )
+  }
   for (const [mode, [label]] of Object.entries(MODES)) {
     if (!cells[mode]) continue
     md.push(`## ${label} (${mode})`, '', table(mode, cells[mode]), '')
@@ -322,28 +485,9 @@ export function writeReport({ major = '26', runs = 3 } = {}) {
     )
   }
   const streams = read(new URL('./results/stream.json', import.meta.url))
-  if (streams) {
-    md.push('', '## Streams', '')
-    md.push(
-      `${streams.size >> 20} MiB of the corpus in ${streams.chunk >> 10} KiB chunks through Node Transform streams, level 3, on ${streams.node}; the best of 3 runs.`,
-      '',
-      '| library | compress | decompress | ratio |',
-      '|---|---:|---:|---:|',
-    )
-    for (const row of streams.rows)
-      md.push(`| ${row.name} | ${rate(row.compress)} MB/s | ${rate(row.decompress)} MB/s | ${row.ratio.toFixed(3)} |`)
-  }
-  if (rust) {
-    md.push('', '## The pool itself, from Rust (`cargo bench --bench pool`)', '')
-    md.push(
-      'Per call, same payloads, no Node involved: libzstd with one reused context, through a context pool (take, use, reset, give back), and with a fresh context per call.',
-      '',
-    )
-    md.push('| operation | size | variant | time per call |', '|---|---|---|---:|')
-    for (const row of rust.rows) md.push(`| ${row.op} | ${sizeLabel(row.size)} | ${row.variant} | ${timeLabel(row.micros)} |`)
-  }
+  if (streams?.oneShot) md.push('', ...streamSection(streams))
   writeFileSync(new URL('./RESULTS.md', import.meta.url), `${md.join('\n')}\n`)
-  writeFileSync(new URL('./chart.svg', import.meta.url), `${chart(cells)}\n`)
+  writeFileSync(new URL('./chart.svg', import.meta.url), `${chart(cells, pairs)}\n`)
   console.log('Wrote benchmark/RESULTS.md and benchmark/chart.svg')
 }
 

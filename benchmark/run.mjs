@@ -1,47 +1,83 @@
-// `npm run bench`: installs the peers, measures raw libzstd and the pool from Rust (benches/pool.rs),
-// runs the suite (benchmark/zstd.bench.ts) on the newest Node (the only one with node:zlib zstd),
-// measures multi-threaded compression, dictionaries and streams (benchmark/multithread.mjs,
-// benchmark/dictionary.mjs, benchmark/stream.mjs), then writes benchmark/RESULTS.md and
-// benchmark/chart.svg.
+// `npm run bench`: installs the peers, runs the suite (benchmark/zstd.bench.ts, the floor
+// included) on the newest Node (the only one with node:zlib zstd), measures multi-threaded
+// compression, dictionaries and streams (benchmark/multithread.mjs, benchmark/dictionary.mjs,
+// benchmark/stream.mjs), then writes benchmark/RESULTS.md and benchmark/chart.svg.
+// `npm run bench:quick` (or `node benchmark/run.mjs --quick`): a look in under a minute at a few
+// cells, printed, leaving the committed report alone.
 // BENCH_NODE=current runs it on the Node that runs this script instead; BENCH_RUNS sets how many
 // complete runs each cell's median is taken over (3). With BENCH_MODES, BENCH_SIZES or BENCH_LIBS
 // it only runs and prints those cells.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
-import { writeReport } from './report.mjs'
+import { collect, disturbed, summary, writeReport } from './report.mjs'
 import { newestNode, setupPeers } from './setup.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
+const started = Date.now()
 setupPeers()
 const node = process.env.BENCH_NODE === 'current' ? process.execPath : newestNode
 const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()
 const major = version.slice(1).split('.')[0]
-mkdirSync(`${root}benchmark/results`, { recursive: true })
-const quick = ['BENCH_MODES', 'BENCH_SIZES', 'BENCH_LIBS'].some((name) => process.env[name])
-if (quick) {
-  // A look at a few cells: printed as it runs, leaving the committed report alone.
-  console.log(`A quick run on Node ${version} (filtered; benchmark/RESULTS.md is left as it is) ...`)
-  execFileSync(node, ['--expose-gc', 'node_modules/vitest/vitest.mjs', 'bench', '--run'], { cwd: root, stdio: 'inherit' })
+const vitest = (env, extra = []) =>
+  execFileSync(node, ['--expose-gc', 'node_modules/vitest/vitest.mjs', 'bench', '--run', ...extra], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ...env },
+  })
+
+if (process.argv.includes('--quick')) {
+  // The cells a chooser looks at first, 200 ms each, one run.
+  const dir = mkdtempSync(`${tmpdir()}/zstd-pool-bench-`)
+  console.log(`A quick run on Node ${version}: a few cells, one run (benchmark/RESULTS.md is left as it is) ...`)
+  vitest(
+    {
+      BENCH_MODES: process.env.BENCH_MODES ?? 'cs,ds,ca16,da16',
+      BENCH_SIZES: process.env.BENCH_SIZES ?? '1024,65536',
+      BENCH_LIBS: process.env.BENCH_LIBS ?? 'zstd-pool,zstd-napi,@toondepauw/node-zstd,node:zlib zstd,raw',
+      BENCH_TIME_MS: process.env.BENCH_TIME_MS ?? '200',
+      BENCH_WARMUP_MS: process.env.BENCH_WARMUP_MS ?? '50',
+    },
+    ['--outputJson', `${dir}/quick.json`],
+  )
+  // zstd-pool against the floor, in pairs (benchmark/overhead.mjs).
+  const sizes = process.env.BENCH_SIZES ?? '1024,65536'
+  execFileSync(node, ['--expose-gc', 'benchmark/overhead.mjs', sizes, '500', `${dir}/overhead.json`], {
+    cwd: root,
+    stdio: 'inherit',
+  })
+  const cells = collect([`${dir}/quick.json`])
+  const pairs = JSON.parse(readFileSync(`${dir}/overhead.json`, 'utf8')).rows
+  rmSync(dir, { recursive: true })
+  console.log(`\n${summary(cells, pairs).join('\n')}`)
+  if (disturbed(cells, pairs).length)
+    console.log('\nThis run was disturbed (a binding measured faster than raw libzstd): run again.')
+  console.log(`\nTook ${Math.round((Date.now() - started) / 1000)} s.`)
   process.exit(0)
 }
-console.log('Measuring the pool and raw libzstd from Rust (cargo bench --bench pool) ...')
-execFileSync('cargo', ['bench', '--quiet', '--bench', 'pool'], { cwd: root, stdio: 'inherit' })
+
+mkdirSync(`${root}benchmark/results`, { recursive: true })
+if (['BENCH_MODES', 'BENCH_SIZES', 'BENCH_LIBS'].some((name) => process.env[name])) {
+  // A look at a few cells: printed as it runs, leaving the committed report alone.
+  console.log(`A filtered run on Node ${version} (benchmark/RESULTS.md is left as it is) ...`)
+  vitest({})
+  process.exit(0)
+}
 // Each cell is the median of several complete runs, as a shared VM drifts between runs.
 const runs = Number(process.env.BENCH_RUNS ?? 3)
 for (let run = 1; run <= runs; run++) {
   const output = `benchmark/results/node${major}-run${run}.json`
-  console.log(`Benchmark run ${run} of ${runs} on Node ${version} (a few minutes each; blocks print as they finish) ...`)
-  execFileSync(node, ['--expose-gc', 'node_modules/vitest/vitest.mjs', 'bench', '--run', '--outputJson', output], {
-    cwd: root,
-    stdio: 'inherit',
-  })
+  console.log(`Benchmark run ${run} of ${runs} on Node ${version} (about 3 minutes each; blocks print as they finish) ...`)
+  vitest({}, ['--outputJson', output])
 }
+console.log('Measuring sync calls against the floor, in pairs (benchmark/overhead.mjs) ...')
+execFileSync(node, ['--expose-gc', 'benchmark/overhead.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring multi-threaded compression (benchmark/multithread.mjs) ...')
 execFileSync(node, ['--expose-gc', 'benchmark/multithread.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring dictionaries (benchmark/dictionary.mjs) ...')
 execFileSync(node, ['benchmark/dictionary.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring streams against node:zlib (benchmark/stream.mjs) ...')
 execFileSync(node, ['benchmark/stream.mjs'], { cwd: root, stdio: 'inherit' })
-writeReport({ major, runs })
+writeReport({ major, runs, seconds: (Date.now() - started) / 1000 })

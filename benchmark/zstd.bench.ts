@@ -1,11 +1,12 @@
 // `npm run bench` runs this through benchmark/run.mjs: every contender on payloads of 1 KiB to
 // 1 MiB cut from the corpus (15 per size, cycled), level 3, in each mode. Filters for a quick run:
-// BENCH_MODES=cs,ds BENCH_SIZES=1024 BENCH_LIBS=zstd-pool,zstd-napi npm run bench
+// BENCH_MODES=cs,ds BENCH_SIZES=1024 BENCH_LIBS=zstd-pool,zstd-napi,raw npm run bench (or npm run bench:quick)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { bench, describe } from 'vitest'
 
-import { loadContenders, references, skipped } from './contenders.mjs'
+import { LEVEL, loadContenders, references, skipped } from './contenders.mjs'
 import { payloads } from './corpus.mjs'
+import { FLOOR, FLOOR_AGAIN, FLOOR_FRESH, floors } from './floor.mjs'
 
 export const MODES = {
   cs: { label: 'sync compress', fn: 'compressSync', inFlight: 0 },
@@ -22,7 +23,9 @@ const list = (value: string | undefined) => value?.split(',').filter(Boolean)
 const modes = list(process.env.BENCH_MODES) ?? Object.keys(MODES)
 const sizes = (list(process.env.BENCH_SIZES) ?? ['1024', '8192', '65536', '1048576']).map(Number)
 const libs = list(process.env.BENCH_LIBS)
-const options = { time: Number(process.env.BENCH_TIME_MS ?? 500), warmupTime: 100 }
+// The floor (raw libzstd, src/floor.rs) runs in the sync modes unless BENCH_LIBS leaves out "raw".
+const withFloor = !libs || libs.includes('raw')
+const options = { time: Number(process.env.BENCH_TIME_MS ?? 500), warmupTime: Number(process.env.BENCH_WARMUP_MS ?? 100) }
 
 const contenders: Record<string, any> = { ...(await loadContenders()), ...references }
 for (const name of Object.keys(contenders)) if (libs && !libs.includes(name)) delete contenders[name]
@@ -57,6 +60,11 @@ for (const mode of modes) {
   const { fn, inFlight } = MODES[mode as keyof typeof MODES]
   for (const size of sizes) {
     describe(`${mode} ${size}`, () => {
+      // The floor, in the same describe as the contenders: before them and again after them
+      // (the report takes the faster), then with a fresh context per call.
+      const decoding = fn.startsWith('de')
+      const floor = inFlight === 0 && withFloor ? floors(!decoding, (decoding ? frames : inputs).get(size)!, LEVEL) : undefined
+      if (floor) bench(FLOOR, floor[FLOOR], options)
       for (const [name, contender] of Object.entries(contenders)) {
         const call = contender[fn]
         if (!call) continue
@@ -81,6 +89,8 @@ for (const mode of modes) {
           )
         }
       }
+      if (floor) bench(FLOOR_AGAIN, floor[FLOOR], options)
+      if (floor) bench(FLOOR_FRESH, floor[FLOOR_FRESH], options)
     })
   }
 }

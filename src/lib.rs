@@ -20,10 +20,11 @@ pub mod compress;
 pub mod decompress;
 pub mod dict;
 pub mod error;
+mod floor;
 pub mod mt;
 mod node;
 pub mod pool;
-mod stream;
+pub mod stream;
 
 use std::sync::Arc;
 

@@ -5,9 +5,12 @@
 //! A session takes one step at a time, in order: a step given while another is still running is
 //! refused (`ERR_INVALID_STATE`), so that chunks can never interleave into a corrupt frame.
 //!
-//! `push` runs on the JavaScript thread: it copies its chunk into the step before anything that
-//! can run JavaScript (queueing creates a Promise; see `node.rs`), and the step runs on a libuv
-//! thread with the session's lock held, touching no JavaScript value.
+//! `append` copies a chunk into the session's staged input, on the JavaScript thread, so the
+//! caller may reuse the chunk at once and chunks can be appended while a step runs. `push` moves
+//! the staged input into the next step before anything that can run JavaScript (queueing creates
+//! a Promise; see `node.rs`), and the step runs on a libuv thread with the session's lock held,
+//! touching no JavaScript value. One step takes every chunk appended since the last: a stream
+//! pays one threadpool round trip per batch of chunks, not per chunk.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,7 +25,7 @@ use crate::dict::Prepared;
 use crate::error::Failure;
 use crate::node::{self, Js};
 use crate::pool::{ContextPool, Lease, COMPRESSORS, DECOMPRESSORS};
-use crate::{owned, prepared, PreparedDictionary};
+use crate::{prepared, PreparedDictionary};
 
 type CompressorLease = Lease<CCtx<'static>, &'static ContextPool<CCtx<'static>>>;
 type DecompressorLease = Lease<DCtx<'static>, &'static ContextPool<DCtx<'static>>>;
@@ -41,6 +44,9 @@ pub struct Session<S> {
   state: Mutex<S>,
   closed: AtomicBool,
   stepping: AtomicBool,
+  /// Input appended on the JavaScript thread, copied, for the next step to take whole: the
+  /// caller may reuse its chunk as soon as `append` returns, and one step takes many chunks.
+  staged: Mutex<Vec<u8>>,
 }
 
 /// What a session state gives up when its stream is destroyed.
@@ -50,7 +56,32 @@ pub trait Closable {
 
 impl<S: Closable> Session<S> {
   pub fn new(state: S) -> Arc<Self> {
-    Arc::new(Self { state: Mutex::new(state), closed: AtomicBool::new(false), stepping: AtomicBool::new(false) })
+    Arc::new(Self {
+      state: Mutex::new(state),
+      closed: AtomicBool::new(false),
+      stepping: AtomicBool::new(false),
+      staged: Mutex::new(Vec::new()),
+    })
+  }
+
+  /// Copies `chunk` into the input of the next step.
+  fn append(&self, chunk: &[u8]) -> std::result::Result<(), Failure> {
+    let mut staged = lock(&self.staged);
+    let needed = staged.len().checked_add(chunk.len()).ok_or(Failure::OutOfMemory { bytes: usize::MAX })?;
+    if staged.capacity() < needed {
+      // Grows as a Vec does (amortized), falling back to exactly what is needed.
+      let (doubled, len) = (staged.capacity().saturating_mul(2).max(needed), staged.len());
+      if staged.try_reserve_exact(doubled - len).is_err() {
+        staged.try_reserve_exact(chunk.len()).map_err(|_| Failure::OutOfMemory { bytes: needed })?;
+      }
+    }
+    staged.extend_from_slice(chunk);
+    Ok(())
+  }
+
+  /// Everything appended since the last step.
+  fn take_staged(&self) -> Vec<u8> {
+    std::mem::take(&mut *lock(&self.staged))
   }
 
   /// Starts a step, or refuses it while the previous one is under way.
@@ -63,6 +94,7 @@ impl<S: Closable> Session<S> {
 
   pub fn close(&self) {
     self.closed.store(true, Ordering::Release);
+    drop(self.take_staged());
     if let Ok(mut state) = self.state.try_lock() {
       state.free_context();
     }
@@ -153,11 +185,29 @@ impl node::Job for CompressStep {
 
   fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
     let (input, flush) = (&self.input[..], self.flush);
-    self.step.0.with(|state| compress_step(state, input, flush))
+    self.step.0.with(|state| state.feed(input, flush))
   }
 
   fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
     node::result_bytes(env, output)
+  }
+}
+
+impl CompressState {
+  /// Compresses `chunk`, then flushes as `flush` says; the output so far. A failure frees the
+  /// context (never given back); the end of the frame gives it back.
+  pub fn feed(&mut self, chunk: &[u8], flush: Flush) -> std::result::Result<Vec<u8>, Failure> {
+    let result = compress_step(self, chunk, flush);
+    match &result {
+      Err(_) => self.context = None,
+      Ok(_) if flush == Flush::Frame => {
+        if let Some(cctx) = self.context.take() {
+          cctx.give_back();
+        }
+      }
+      Ok(_) => {}
+    }
+    result
   }
 }
 
@@ -183,21 +233,7 @@ fn compress_step(state: &mut CompressState, chunk: &[u8], flush: Flush) -> std::
       Ok(_) => {}
     }
   };
-  match result {
-    // A context that failed is freed, never given back.
-    Err(failure) => {
-      state.context = None;
-      Err(failure)
-    }
-    Ok(()) => {
-      if flush == Flush::Frame {
-        if let Some(cctx) = state.context.take() {
-          cctx.give_back();
-        }
-      }
-      Ok(output)
-    }
-  }
+  result.map(|()| output)
 }
 
 pub struct DecompressState {
@@ -254,18 +290,8 @@ impl node::Job for DecompressStep {
   const NAME: &'static str = "zstd-pool:decompress-stream";
 
   fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
-    let (input, last) = (&self.input[..], self.last);
-    self.step.0.with(|state| {
-      let result = step(state, input, last);
-      if result.is_err() {
-        state.context = None;
-      } else if last && !state.more {
-        if let Some(dctx) = state.context.take() {
-          dctx.give_back();
-        }
-      }
-      result
-    })
+    let (input, last) = (std::mem::take(&mut self.input), self.last);
+    self.step.0.with(|state| state.feed_owned(input, last))
   }
 
   fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
@@ -273,16 +299,40 @@ impl node::Job for DecompressStep {
   }
 }
 
-fn step(state: &mut DecompressState, chunk: &[u8], last: bool) -> std::result::Result<Vec<u8>, Failure> {
+impl DecompressState {
+  /// Decodes `chunk` after what is left of the previous ones, at most `MAX_STEP_OUTPUT` bytes:
+  /// when `more` is then true, feed an empty chunk for the rest. `last` says the stream ends
+  /// after this chunk. A failure frees the context; the end of the stream gives it back.
+  pub fn feed(&mut self, chunk: &[u8], last: bool) -> std::result::Result<Vec<u8>, Failure> {
+    self.feed_owned(chunk.to_vec(), last)
+  }
+
+  /// `feed`, taking the chunk without a copy when nothing of the previous ones is left.
+  pub fn feed_owned(&mut self, chunk: Vec<u8>, last: bool) -> std::result::Result<Vec<u8>, Failure> {
+    let result = step(self, chunk, last);
+    if result.is_err() {
+      self.context = None;
+    } else if last && !self.more {
+      if let Some(dctx) = self.context.take() {
+        dctx.give_back();
+      }
+    }
+    result
+  }
+}
+
+fn step(state: &mut DecompressState, chunk: Vec<u8>, last: bool) -> std::result::Result<Vec<u8>, Failure> {
   let Some(dctx) = state.context.as_mut() else {
     return Err(Failure::StreamEnded);
   };
   if state.consumed == state.pending.len() {
-    state.pending.clear();
+    state.pending = chunk;
     state.consumed = 0;
+  } else {
+    state.pending.try_reserve(chunk.len()).map_err(|_| Failure::OutOfMemory { bytes: state.pending.len() + chunk.len() })?;
+    state.pending.extend_from_slice(&chunk);
   }
-  state.pending.extend_from_slice(chunk);
-  state.saw_input |= !chunk.is_empty();
+  state.saw_input |= !state.pending.is_empty();
   let mut input = InBuffer::around(&state.pending[state.consumed..]);
   let mut output: Vec<u8> = Vec::with_capacity(DCtx::out_size().min(MAX_STEP_OUTPUT));
   state.more = false;
@@ -346,13 +396,23 @@ impl CompressSession {
       .map_err(|failure| node::throw(&env, failure))
   }
 
-  /// Compresses `chunk` on the libuv threadpool; a Promise of the output so far.
+  /// Copies `chunk` into the input of the next step (the caller may reuse it at once).
+  #[napi]
+  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<()> {
+    self.session.append(chunk).map_err(|failure| node::throw(&env, failure))
+  }
+
+  /// Compresses everything appended since the last step on the libuv threadpool, then flushes
+  /// as `flush` says; a Promise of the output so far.
   #[napi(ts_return_type = "Promise<Buffer>")]
-  pub fn push(&self, env: Env, chunk: &[u8], flush: Flush) -> Result<Js> {
+  pub fn push(&self, env: Env, flush: Flush) -> Result<Js> {
     self
       .session
       .begin_step()
-      .and_then(|step| node::queue(&env, CompressStep { step, input: owned(chunk)?, flush }, None))
+      .and_then(|step| {
+        let input = self.session.take_staged();
+        node::queue(&env, CompressStep { step, input, flush }, None)
+      })
       .map_err(|failure| node::throw(&env, failure))
   }
 
@@ -379,18 +439,28 @@ impl DecompressSession {
       .map_err(|failure| node::throw(&env, failure))
   }
 
-  /// Decompresses `chunk` on the libuv threadpool, at most `MAX_STEP_OUTPUT` bytes a step: when
-  /// `more` is then true, push an empty chunk for the rest. `last` says the stream ends after it.
+  /// Copies `chunk` into the input of the next step (the caller may reuse it at once).
+  #[napi]
+  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<()> {
+    self.session.append(chunk).map_err(|failure| node::throw(&env, failure))
+  }
+
+  /// Decompresses what is left of the input and everything appended since the last step, on
+  /// the libuv threadpool, at most `MAX_STEP_OUTPUT` bytes a step: when `more` is then true,
+  /// push again for the rest. `last` says the stream ends with what was appended.
   #[napi(ts_return_type = "Promise<Buffer>")]
-  pub fn push(&self, env: Env, chunk: &[u8], last: bool) -> Result<Js> {
+  pub fn push(&self, env: Env, last: bool) -> Result<Js> {
     self
       .session
       .begin_step()
-      .and_then(|step| node::queue(&env, DecompressStep { step, input: owned(chunk)?, last }, None))
+      .and_then(|step| {
+        let input = self.session.take_staged();
+        node::queue(&env, DecompressStep { step, input, last }, None)
+      })
       .map_err(|failure| node::throw(&env, failure))
   }
 
-  /// The last step stopped at its output limit: push an empty chunk for the rest.
+  /// The last step stopped at its output limit: push again for the rest.
   #[napi(getter)]
   pub fn more(&self) -> bool {
     self.session.read(|state| state.more)
