@@ -31,8 +31,11 @@ export declare class CompressSession {
    * it is given differs.
    */
   constructor(level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, pledgedSize?: number | undefined | null)
-  /** Copies `chunk` into the input of the next step (the caller may reuse it at once). */
-  append(chunk: Uint8Array): void
+  /**
+   * Copies `chunk` into the input of the next step (the caller may reuse it at once); the
+   * bytes staged in all.
+   */
+  append(chunk: Uint8Array): number
   /**
    * Compresses everything appended since the last step on the libuv threadpool, then flushes
    * as `flush` says; a Promise of the output so far.
@@ -45,8 +48,11 @@ export declare class CompressSession {
 /** The decompression session behind `stream.js`'s decompress streams. */
 export declare class DecompressSession {
   constructor(maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null)
-  /** Copies `chunk` into the input of the next step (the caller may reuse it at once). */
-  append(chunk: Uint8Array): void
+  /**
+   * Copies `chunk` into the input of the next step (the caller may reuse it at once); the
+   * bytes staged in all.
+   */
+  append(chunk: Uint8Array): number
   /**
    * Decompresses what is left of the input and everything appended since the last step, on
    * the libuv threadpool, at most `MAX_STEP_OUTPUT` bytes a step: when `more` is then true,

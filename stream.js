@@ -53,8 +53,8 @@ module.exports = function streams({
      * once, else a Promise that settles when it can. */
     write(chunk) {
       if (this.#closed) throw this.#closed.reason
-      this.#session.append(chunk)
-      this.#staged += chunk.length
+      // The count comes from the native side: a chunk's own `length` may say anything.
+      this.#staged = this.#session.append(chunk)
       if (!this.#running && this.#staged > 0) this.#running = this.#pump()
       if (this.#staged <= STAGE_LIMIT) return undefined
       return new Promise((resolve, reject) => {
@@ -103,18 +103,29 @@ module.exports = function streams({
 
     async #step(flush, last) {
       for (;;) {
-        // The step takes everything staged: a waiting writer may go on while it runs.
+        // The step takes everything staged. A writer waiting for room may go on while it runs,
+        // unless the decoder still holds input from before: then this step drains that first,
+        // and the input held stays bounded however far it expands and however slow the reader.
+        const draining = this.#decoding && this.#session.more
         this.#staged = 0
-        const room = this.#room
-        this.#room = null
-        room?.resolve()
+        if (!draining) this.#release()
         const step = this.#decoding ? this.#session.push(last) : this.#session.push(flush)
         const output = materialize(await step)
         if (this.#closed) throw this.#closed.reason
         if (output.length) await this.#deliver(output)
         if (this.#closed) throw this.#closed.reason
-        if (!this.#decoding || !this.#session.more) return
+        if (!this.#decoding || !this.#session.more) {
+          this.#release()
+          return
+        }
       }
+    }
+
+    /** Lets a writer waiting for room go on. */
+    #release() {
+      const room = this.#room
+      this.#room = null
+      room?.resolve()
     }
   }
 
@@ -143,12 +154,16 @@ module.exports = function streams({
 
   /** Calls `callback` when `step` settles, outside the Promise chain: whatever the callback runs
    * (a write callback of the caller's) and throws is an uncaught exception, as with node:zlib,
-   * not an unhandled rejection. */
-  function done(step, callback) {
-    step.then(
-      () => process.nextTick(callback),
-      (error) => process.nextTick(callback, error),
-    )
+   * not an unhandled rejection. `await`, not `.then`, so a patched `Promise.prototype.then`
+   * cannot keep the callback from being called. */
+  async function done(step, callback) {
+    try {
+      await step
+    } catch (error) {
+      process.nextTick(callback, error)
+      return
+    }
+    process.nextTick(callback)
   }
 
   /** A zero-length chunk of our own that asks the compressor to flush. */

@@ -10,10 +10,13 @@ import { corpus, rleBomb, textOfLength } from './helpers'
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 describe('hostile input', () => {
-  it('mutated real frames decode within their limits or fail with a coded Error (fixed seed)', async () => {
+  it('mutated real frames decode within their limits or fail with a coded Error, one-shot and streamed alike (fixed seed)', async () => {
     const { executions, counts } = await fuzz({ seed: 20261130, iterations: 20_000 })
     expect(executions).toBe(20_000)
     expect(counts.decoded).toBeGreaterThan(0)
+    expect(counts.streamed).toBeGreaterThan(1000)
+    expect(counts['stream compressed']).toBeGreaterThan(100)
+    expect(counts.ZSTD_error_dictionary_wrong).toBeGreaterThan(0)
     expect(Object.keys(counts).length).toBeGreaterThan(3)
     expect(poolStats().decompressors.inUse).toBe(0)
   })

@@ -278,6 +278,102 @@ describe('ZstdCompressionStream and ZstdDecompressionStream', () => {
   }, 20_000)
 })
 
+describe('memory bounded by the reader, not by the input', () => {
+  // 48 MiB of the corpus (about 3:1, a 16 MiB frame) fed in 64 KiB chunks. The reader takes
+  // 12 MiB of output, which needs about 4 MiB of input: the stream may read a few MiB ahead of
+  // that, not 1 MiB of input per 1 MiB of output (the whole frame, for a long enough stream).
+  const unit = Buffer.concat(corpus.map(({ data }) => data))
+  const frame = compressSync(Buffer.concat(Array.from({ length: Math.ceil((48 << 20) / unit.length) }, () => unit)), 3)
+  const idle = () => new Promise((resolve) => setTimeout(resolve, 500))
+
+  it('a Node decompress stream reads its input only a few MiB ahead of what the reader took', async () => {
+    expect(frame.length).toBeGreaterThan(12 << 20)
+    let pulled = 0
+    const source = Readable.from(
+      (function* () {
+        for (let at = 0; at < frame.length; at += 65536) {
+          pulled += Math.min(65536, frame.length - at)
+          yield frame.subarray(at, at + 65536)
+        }
+      })(),
+    )
+    const stream = source.pipe(createDecompressStream())
+    let taken = 0
+    for await (const chunk of stream) {
+      taken += chunk.length
+      await new Promise((resolve) => setImmediate(resolve))
+      if (taken >= 12 << 20) break
+    }
+    await idle()
+    expect(pulled).toBeLessThan(10 << 20)
+    source.destroy()
+  })
+
+  it('a Web decompress stream too', async () => {
+    let pulled = 0
+    const source = new ReadableStream({
+      pull(controller) {
+        if (pulled >= frame.length) return controller.close()
+        controller.enqueue(frame.subarray(pulled, pulled + 65536))
+        pulled += 65536
+      },
+    })
+    const reader = source.pipeThrough(new ZstdDecompressionStream()).getReader()
+    for (let taken = 0; taken < 12 << 20; ) {
+      taken += (await reader.read()).value!.length
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await idle()
+    expect(pulled).toBeLessThan(10 << 20)
+    await reader.cancel()
+  })
+
+  it('a chunk that lies about its length cannot stage more input than the limit', async () => {
+    const { readable, writable } = new ZstdCompressionStream()
+    const writer = writable.getWriter()
+    let accepted = 0
+    for (let i = 0; i < 10; i++) {
+      const chunk = new Uint8Array(1 << 20)
+      Object.defineProperty(chunk, 'length', { value: 0 })
+      writer.write(chunk).then(
+        () => accepted++,
+        () => {},
+      )
+    }
+    await idle()
+    // Nobody reads: a write or two go through, then writes wait for room.
+    expect(accepted).toBeLessThanOrEqual(4)
+    await readable.cancel(new Error('done'))
+    await expect(writer.closed).rejects.toThrow('done')
+  })
+
+  it.each(['node', 'web'])('a %s decompress stream gives everything up to maxOutputLength, then fails', async (kind) => {
+    const data = textOfLength(3 << 20)
+    const limit = (2 << 20) + 12345
+    const received: Buffer[] = []
+    const frames = Buffer.concat([compressSync(data.subarray(0, 1 << 20)), compressSync(data.subarray(1 << 20))])
+    let failure: unknown
+    try {
+      if (kind === 'node') {
+        const stream = createDecompressStream({ maxOutputLength: limit })
+        stream.end(frames)
+        for await (const chunk of stream) received.push(chunk)
+      } else {
+        const reader = new Blob([frames])
+          .stream()
+          .pipeThrough(new ZstdDecompressionStream({ maxOutputLength: limit }))
+          .getReader()
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) received.push(Buffer.from(chunk.value))
+      }
+    } catch (error) {
+      failure = error
+    }
+    expect(failure).toBeInstanceOf(RangeError)
+    expect(failure).toMatchObject({ code: 'ERR_BUFFER_TOO_LARGE' })
+    expect(Buffer.concat(received).equals(data.subarray(0, limit))).toBe(true)
+  })
+})
+
 describe('ZstdDecompressionStream and its reader', () => {
   it('fails the writable side with the reason the reader cancelled with', async () => {
     const { readable, writable } = new ZstdDecompressionStream()

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use zstd::zstd_safe::{zstd_sys::ZSTD_EndDirective, CCtx, DCtx, DParameter, InBuffer, OutBuffer};
+use zstd::zstd_safe::{self, zstd_sys::ZSTD_EndDirective, CCtx, DCtx, DParameter, InBuffer, OutBuffer};
 
 use crate::compress::CompressParams;
 use crate::decompress::{FrameCheck, Limits};
@@ -64,8 +64,8 @@ impl<S: Closable> Session<S> {
     })
   }
 
-  /// Copies `chunk` into the input of the next step.
-  fn append(&self, chunk: &[u8]) -> std::result::Result<(), Failure> {
+  /// Copies `chunk` into the input of the next step; the bytes staged in all.
+  fn append(&self, chunk: &[u8]) -> std::result::Result<usize, Failure> {
     let mut staged = lock(&self.staged);
     let needed = staged.len().checked_add(chunk.len()).ok_or(Failure::OutOfMemory { bytes: usize::MAX })?;
     if staged.capacity() < needed {
@@ -76,7 +76,7 @@ impl<S: Closable> Session<S> {
       }
     }
     staged.extend_from_slice(chunk);
-    Ok(())
+    Ok(staged.len())
   }
 
   /// Everything appended since the last step.
@@ -221,7 +221,9 @@ fn compress_step(state: &mut CompressState, chunk: &[u8], flush: Flush) -> std::
     Flush::Frame => ZSTD_EndDirective::ZSTD_e_end,
   };
   let mut input = InBuffer::around(chunk);
-  let mut output: Vec<u8> = Vec::with_capacity(CCtx::out_size());
+  // Room for all the step's output at once, as a rule: what the input can compress to, and a
+  // block for what a flush or the end of the frame adds.
+  let mut output = crate::node::try_vec(zstd_safe::compress_bound(chunk.len()).saturating_add(CCtx::out_size()))?;
   let result = loop {
     if output.capacity() - output.len() < CCtx::out_size() {
       output.reserve(CCtx::out_size());
@@ -252,6 +254,8 @@ pub struct DecompressState {
   saw_input: bool,
   /// Each frame must produce what it declares.
   frames: FrameCheck,
+  /// The output reached `max_output_length` with more to come: the next step fails.
+  over_limit: bool,
 }
 
 impl DecompressState {
@@ -272,6 +276,7 @@ impl DecompressState {
       more: false,
       saw_input: false,
       frames: FrameCheck::default(),
+      over_limit: false,
     })
   }
 }
@@ -325,26 +330,31 @@ fn step(state: &mut DecompressState, chunk: Vec<u8>, last: bool) -> std::result:
   let Some(dctx) = state.context.as_mut() else {
     return Err(Failure::StreamEnded);
   };
+  if state.over_limit {
+    return Err(Failure::OutputTooLarge { limit: state.max_output_length, declared: None });
+  }
   if state.consumed == state.pending.len() {
     state.pending = chunk;
     state.consumed = 0;
-  } else {
+  } else if !chunk.is_empty() {
+    // Keep only what is left of the input before adding to it.
+    state.pending.drain(..state.consumed);
+    state.consumed = 0;
     state.pending.try_reserve(chunk.len()).map_err(|_| Failure::OutOfMemory { bytes: state.pending.len() + chunk.len() })?;
     state.pending.extend_from_slice(&chunk);
   }
   state.saw_input |= !state.pending.is_empty();
   let mut input = InBuffer::around(&state.pending[state.consumed..]);
-  let mut output: Vec<u8> = Vec::with_capacity(DCtx::out_size().min(MAX_STEP_OUTPUT));
+  // What may still come out under maxOutputLength, and one byte more to tell "over" from "at".
+  let allowance = (state.max_output_length as u64).saturating_sub(state.produced);
+  let room = usize::try_from(allowance.saturating_add(1)).map_or(MAX_STEP_OUTPUT, |room| room.min(MAX_STEP_OUTPUT));
+  // Room for a whole step's output at once: pages the step does not write are never touched.
+  let mut output = crate::node::try_vec(room)?;
   state.more = false;
   loop {
-    if output.len() >= MAX_STEP_OUTPUT {
+    if output.len() >= room {
       state.more = true;
       break;
-    }
-    if output.capacity() == output.len() {
-      // Double, from libzstd's block size, up to the step's limit (there is room: see above).
-      let room = MAX_STEP_OUTPUT - output.len();
-      output.reserve(output.len().max(DCtx::out_size()).min(room));
     }
     let (input_before, output_before) = (input.pos(), output.len());
     let position = output.len();
@@ -362,10 +372,13 @@ fn step(state: &mut DecompressState, chunk: Vec<u8>, last: bool) -> std::result:
     }
   }
   state.consumed += input.pos();
-  state.produced += output.len() as u64;
-  if state.produced > state.max_output_length as u64 {
-    return Err(Failure::OutputTooLarge { limit: state.max_output_length, declared: None });
+  if output.len() as u64 > allowance {
+    // Everything up to the limit goes to the reader; the next step fails.
+    output.truncate(allowance as usize);
+    state.over_limit = true;
+    state.more = true;
   }
+  state.produced += output.len() as u64;
   if last && !state.more && (state.frame_open || state.consumed < state.pending.len() || !state.saw_input) {
     return Err(Failure::Truncated);
   }
@@ -396,10 +409,11 @@ impl CompressSession {
       .map_err(|failure| node::throw(&env, failure))
   }
 
-  /// Copies `chunk` into the input of the next step (the caller may reuse it at once).
+  /// Copies `chunk` into the input of the next step (the caller may reuse it at once); the
+  /// bytes staged in all.
   #[napi]
-  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<()> {
-    self.session.append(chunk).map_err(|failure| node::throw(&env, failure))
+  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<f64> {
+    self.session.append(chunk).map(|staged| staged as f64).map_err(|failure| node::throw(&env, failure))
   }
 
   /// Compresses everything appended since the last step on the libuv threadpool, then flushes
@@ -439,10 +453,11 @@ impl DecompressSession {
       .map_err(|failure| node::throw(&env, failure))
   }
 
-  /// Copies `chunk` into the input of the next step (the caller may reuse it at once).
+  /// Copies `chunk` into the input of the next step (the caller may reuse it at once); the
+  /// bytes staged in all.
   #[napi]
-  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<()> {
-    self.session.append(chunk).map_err(|failure| node::throw(&env, failure))
+  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<f64> {
+    self.session.append(chunk).map(|staged| staged as f64).map_err(|failure| node::throw(&env, failure))
   }
 
   /// Decompresses what is left of the input and everything appended since the last step, on
