@@ -69,7 +69,7 @@ if (['BENCH_MODES', 'BENCH_SIZES', 'BENCH_LIBS'].some((name) => process.env[name
 const runs = Number(process.env.BENCH_RUNS ?? 3)
 for (let run = 1; run <= runs; run++) {
   const output = `benchmark/results/node${major}-run${run}.json`
-  console.log(`Benchmark run ${run} of ${runs} on Node ${version} (about 3 minutes each; blocks print as they finish) ...`)
+  console.log(`Benchmark run ${run} of ${runs} on Node ${version} (about 4 minutes each here; blocks print as they finish) ...`)
   vitest({}, ['--outputJson', output])
 }
 console.log('Measuring sync calls against the floor, in pairs (benchmark/overhead.mjs) ...')
