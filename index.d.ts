@@ -85,8 +85,9 @@ export declare class NativeBytes {
 
 /**
  * A dictionary prepared once (from `trainDictionary` or `zstd --train`) for any number of calls
- * on any thread; `main.js`'s `Dictionary` holds one. The memory it holds natively is reported
- * to V8, so that garbage dictionaries are collected as their size warrants.
+ * on any thread; `main.js`'s `Dictionary` holds one. The memory it holds natively (its bytes and
+ * digested forms, which grow by a compression form per level used, up to 4) is reported to V8,
+ * so that garbage dictionaries are collected as their size warrants, and given back when it is.
  */
 export declare class PreparedDictionary {
   /** Prepares a copy of `bytes`. Fails if they are empty or their tables are corrupt. */
@@ -128,10 +129,11 @@ export interface Capabilities {
 export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
 
 /**
- * Sets how many idle contexts each pool keeps and how many multi-threaded contexts stay
- * cached, freeing those beyond; each is left as it is when not given.
+ * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
+ * contexts stay cached and the idle timeout (`Infinity`: none), freeing what is beyond; each is
+ * left as it is when not given. `main.js` has checked them.
  */
-export declare function configurePool(maxIdleContexts?: number | undefined | null, maxIdleMultithreadedContexts?: number | undefined | null): PoolStats
+export declare function configurePool(maxIdleContexts?: number | undefined | null, maxIdleBytes?: number | undefined | null, maxIdleMultithreadedContexts?: number | undefined | null, idleTimeoutMs?: number | undefined | null): PoolStats
 
 /** Counters of one context pool (or of the multi-threaded cache). */
 export interface ContextPoolStats {
@@ -141,14 +143,28 @@ export interface ContextPoolStats {
   reused: number
   /** Contexts in the pool now, ready for the next call. */
   idle: number
-  /** Contexts held by calls running now. */
+  /** Contexts held by calls and streams running now. */
   inUse: number
+  /** Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`/`DCtx`). */
+  idleBytes: number
+  /** Bytes the contexts in use held when taken, or at their stream's last step. */
+  inUseBytes: number
   /** Contexts freed because a call using them failed: never returned to the pool. */
   droppedAfterError: number
-  /** Contexts freed on return because the pool already held `maxIdleContexts`. */
+  /**
+   * Contexts freed on return, or evicted, to keep the pool within `maxIdleContexts` and
+   * `maxIdleBytes`, or because they held far more than the pool's recent calls needed.
+   */
   freedOverBound: number
+  /** Idle contexts freed after `idleTimeoutMs` without use. */
+  freedIdle: number
   /** The most idle contexts the pool keeps. */
   maxIdleContexts: number
+  /**
+   * The most bytes the pool's idle contexts hold: `Infinity` for the multi-threaded cache,
+   * which is bounded by count.
+   */
+  maxIdleBytes: number
 }
 
 /**
@@ -176,6 +192,8 @@ export interface PoolStats {
   decompressors: ContextPoolStats
   /** Multi-threaded compression contexts (`workers`), cached with their worker threads. */
   multithreaded: ContextPoolStats
+  /** How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit). */
+  idleTimeoutMs: number
 }
 
 /**

@@ -87,14 +87,25 @@ export interface ContextPoolStats {
   reused: number
   /** Contexts in the pool now, ready for the next call. */
   idle: number
-  /** Contexts held by calls running now. */
+  /** Contexts held by calls and streams running now. */
   inUse: number
+  /** Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`, `ZSTD_sizeof_DCtx`). */
+  idleBytes: number
+  /** Bytes the contexts in use held when taken (a call may grow its context), or at their stream's last step. */
+  inUseBytes: number
   /** Contexts freed because a call using them failed: never returned to the pool. */
   droppedAfterError: number
-  /** Contexts freed on return because the pool already held `maxIdleContexts`. */
+  /**
+   * Contexts freed on return, or evicted (the least recently used first), to keep the pool within `maxIdleContexts` and
+   * `maxIdleBytes`, or because they held far more than the pool's recent calls needed.
+   */
   freedOverBound: number
+  /** Idle contexts freed after `idleTimeoutMs` without use. */
+  freedIdle: number
   /** The most idle contexts the pool keeps. */
   maxIdleContexts: number
+  /** The most bytes the pool's idle contexts hold; `Infinity` for the multi-threaded cache, which is bounded by count. */
+  maxIdleBytes: number
 }
 
 export interface PoolStats {
@@ -102,22 +113,37 @@ export interface PoolStats {
   decompressors: ContextPoolStats
   /** Multi-threaded compression contexts (`workers`), cached with their worker threads. */
   multithreaded: ContextPoolStats
+  /** How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle contexts stay. */
+  idleTimeoutMs: number
 }
 
 export interface PoolOptions {
   /** How many idle contexts each pool keeps, 0 to 1024. 0 turns pooling off (a new context per call). Default: `UV_THREADPOOL_SIZE` (4 unless set) + the number of CPUs. */
   maxIdleContexts?: number
   /**
+   * How many bytes each pool's idle contexts may hold (the compressors' and the decompressors' each), an integer or
+   * `Infinity`. When a returned context would take the pool over it, the least recently used go first; a context larger
+   * than the whole budget is freed on return. Default: 16 MiB (a level-3 context for payloads up to 64 KiB holds under
+   * 1 MB, a level-19 context for 8 MiB 85 MB).
+   */
+  maxIdleBytes?: number
+  /**
    * How many multi-threaded compression contexts stay cached with their worker threads, 0 to 64 (the least recently used go
    * first). 0 starts fresh threads per call. Each holds its threads and buffers: about 33 MB at level 3 and 56 MB at level 9
    * with 2 workers. Default: 1.
    */
   maxIdleMultithreadedContexts?: number
+  /**
+   * How long an idle context (pooled, or multi-threaded and cached) stays unused before it is freed, in milliseconds: an
+   * integer from 1 to 2^31 - 1, or `Infinity` to keep idle contexts. They are freed by a background thread between one and
+   * 1.25 timeouts after their last use; it never keeps the process alive. Default: 5000.
+   */
+  idleTimeoutMs?: number
 }
 
 /** The counters of the process-wide context pools (shared by every thread and worker). */
 export declare function poolStats(): PoolStats
-/** Changes how many idle contexts the pools keep, freeing those beyond; returns the resulting counters. */
+/** Changes the pools' bounds and idle timeout, freeing what is beyond them; returns the resulting counters. */
 export declare function configurePool(options: PoolOptions): PoolStats
 
 /** Options of the stream machinery; the rest are zstd's. `signal` aborts (destroys) a Node stream. */

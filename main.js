@@ -527,27 +527,39 @@ function poolStats() {
   return binding.poolStats()
 }
 
+/** An integer from `min` to `max`, or `Infinity` for no bound. */
+function integerOrInfinity(value, name, min, max) {
+  if (value === Number.POSITIVE_INFINITY) return value
+  if (typeof value !== 'number') throw invalidType(name, 'of type number', value)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw outOfRange(name, `an integer >= ${min} and <= ${max}, or Infinity`, value)
+  }
+  return value
+}
+
+/** The longest idle timeout short of none: what `setTimeout` takes (about 24.8 days). */
+const MAX_IDLE_TIMEOUT_MS = 2 ** 31 - 1
+
 /**
- * Sets how many idle contexts each pool keeps (0 turns pooling off) and how many multi-threaded
- * contexts stay cached, freeing those beyond. Returns the resulting counters.
+ * Sets the pools' bounds: how many idle contexts each keeps (0 turns pooling off) and how many
+ * bytes they may hold, how many multi-threaded contexts stay cached, and how long an idle
+ * context stays before it is freed. What is beyond the new bounds is freed at once; an option
+ * not given is left as it is. Returns the resulting counters.
  */
 function configurePool(options) {
   if (options === null || typeof options !== 'object') throw invalidType('options', 'an object of pool options', options)
-  const { maxIdleContexts, maxIdleMultithreadedContexts } = options
-  const contexts =
-    maxIdleContexts === undefined
-      ? undefined
-      : integer(maxIdleContexts, 'options.maxIdleContexts', 0, capabilities.maxIdleContextsLimit)
-  const multithreaded =
-    maxIdleMultithreadedContexts === undefined
-      ? undefined
-      : integer(
-          maxIdleMultithreadedContexts,
-          'options.maxIdleMultithreadedContexts',
-          0,
-          capabilities.maxIdleMultithreadedContextsLimit,
-        )
-  return binding.configurePool(contexts, multithreaded)
+  // Each option is read once, before any is applied.
+  const { maxIdleContexts, maxIdleBytes, maxIdleMultithreadedContexts, idleTimeoutMs } = options
+  const optional = (value, check) => (value === undefined ? undefined : check(value))
+  const contexts = optional(maxIdleContexts, (value) =>
+    integer(value, 'options.maxIdleContexts', 0, capabilities.maxIdleContextsLimit),
+  )
+  const bytes = optional(maxIdleBytes, (value) => integerOrInfinity(value, 'options.maxIdleBytes', 0, Number.MAX_SAFE_INTEGER))
+  const multithreaded = optional(maxIdleMultithreadedContexts, (value) =>
+    integer(value, 'options.maxIdleMultithreadedContexts', 0, capabilities.maxIdleMultithreadedContextsLimit),
+  )
+  const timeout = optional(idleTimeoutMs, (value) => integerOrInfinity(value, 'options.idleTimeoutMs', 1, MAX_IDLE_TIMEOUT_MS))
+  return binding.configurePool(contexts, bytes, multithreaded, timeout)
 }
 
 module.exports = {

@@ -6,7 +6,9 @@ import { skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
 const big = textOfLength(20 << 20)
 const stats = () => poolStats().multithreaded
 
-afterAll(() => configurePool({ maxIdleMultithreadedContexts: 1 }))
+// These tests count reuse between calls: a slow machine must not free the cache between them.
+const { idleTimeoutMs } = configurePool({ idleTimeoutMs: Number.POSITIVE_INFINITY })
+afterAll(() => configurePool({ maxIdleMultithreadedContexts: 1, idleTimeoutMs }))
 
 describe('compress with workers', () => {
   it('round-trips large inputs compressed on worker threads, sync and async', async () => {

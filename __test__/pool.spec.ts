@@ -1,12 +1,19 @@
 import { cpus } from 'node:os'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { compress, compressSync, configurePool, decompress, decompressSync, poolStats } from 'zstd-pool'
-import { corpusFile } from './helpers'
+import { compress, compressSync, configurePool, createDecompressStream, decompress, decompressSync, poolStats } from 'zstd-pool'
+import { corpusFile, textOfLength } from './helpers'
 
-const defaultMaxIdle = poolStats().compressors.maxIdleContexts
+const defaults = poolStats()
+const defaultMaxIdle = defaults.compressors.maxIdleContexts
 
-afterAll(() => configurePool({ maxIdleContexts: defaultMaxIdle }))
+afterAll(() =>
+  configurePool({
+    maxIdleContexts: defaultMaxIdle,
+    maxIdleBytes: defaults.compressors.maxIdleBytes,
+    idleTimeoutMs: defaults.idleTimeoutMs,
+  }),
+)
 
 describe('the context pools', () => {
   it('are bounded by the libuv threadpool size plus the CPU count', () => {
@@ -65,5 +72,92 @@ describe('the context pools', () => {
     expect(() => configurePool({ maxIdleContexts: '4' } as any)).toThrow(TypeError)
     expect(() => configurePool(undefined as any)).toThrow(TypeError)
     expect(configurePool({}).compressors.maxIdleContexts).toBe(2)
+    for (const maxIdleBytes of [-1, 1.5, Number.NaN, Number.NEGATIVE_INFINITY, 2 ** 53]) {
+      expect(() => configurePool({ maxIdleBytes })).toThrow(RangeError)
+    }
+    for (const idleTimeoutMs of [0, -1, 0.5, 2 ** 31, Number.NaN]) {
+      expect(() => configurePool({ idleTimeoutMs })).toThrow(RangeError)
+    }
+    expect(() => configurePool({ maxIdleBytes: '1' } as any)).toThrow(TypeError)
+    expect(() => configurePool({ idleTimeoutMs: 10n } as any)).toThrow(TypeError)
+    // A bad option applies none of them.
+    expect(() => configurePool({ maxIdleContexts: 3, idleTimeoutMs: 0 })).toThrow(RangeError)
+    expect(poolStats().compressors.maxIdleContexts).toBe(2)
+  })
+})
+
+describe('memory the pools hold', () => {
+  it('defaults to 16 MiB of idle contexts per pool, freed after 5 s without use', () => {
+    expect(defaults.compressors.maxIdleBytes).toBe(16 * 2 ** 20)
+    expect(defaults.decompressors.maxIdleBytes).toBe(16 * 2 ** 20)
+    expect(defaults.multithreaded.maxIdleBytes).toBe(Number.POSITIVE_INFINITY)
+    expect(defaults.idleTimeoutMs).toBe(5000)
+  })
+
+  it('reports the bytes idle contexts hold, within the budget, and frees them when it shrinks', () => {
+    configurePool({ maxIdleContexts: defaultMaxIdle, maxIdleBytes: 16 * 2 ** 20 })
+    const data = textOfLength(256 << 10)
+    // A level-9 context for 256 KiB holds megabytes, far more than the contexts of the small
+    // calls before: the first few are freed on return, until the pool follows the new load.
+    const freed = poolStats().compressors.freedOverBound
+    for (let i = 0; i < 12; i++) compressSync(data, 9)
+    decompressSync(compressSync(data.subarray(0, 1024)))
+    const { compressors, decompressors } = poolStats()
+    expect(compressors.freedOverBound - freed).toBeGreaterThan(0)
+    expect(compressors.idleBytes).toBeGreaterThan(2e6)
+    expect(compressors.idleBytes).toBeLessThanOrEqual(compressors.maxIdleBytes)
+    // A decompression context holds about 96 KB.
+    expect(decompressors.idleBytes).toBeGreaterThan(50e3)
+    expect(compressors.inUseBytes + decompressors.inUseBytes).toBe(0)
+
+    const shrunk = configurePool({ maxIdleBytes: 0 })
+    expect(shrunk.compressors).toMatchObject({ idle: 0, idleBytes: 0, maxIdleBytes: 0 })
+    expect(shrunk.decompressors).toMatchObject({ idle: 0, idleBytes: 0 })
+    const created = shrunk.compressors.created
+    expect(decompressSync(compressSync('no budget, no pooling')).toString()).toBe('no budget, no pooling')
+    expect(poolStats().compressors).toMatchObject({ idle: 0, created: created + 1 })
+
+    const unbounded = configurePool({ maxIdleBytes: Number.POSITIVE_INFINITY, idleTimeoutMs: Number.POSITIVE_INFINITY })
+    expect(unbounded.compressors.maxIdleBytes).toBeGreaterThan(2 ** 52)
+    expect(unbounded.idleTimeoutMs).toBe(Number.POSITIVE_INFINITY)
+    configurePool({ maxIdleBytes: 16 * 2 ** 20, idleTimeoutMs: 5000 })
+  })
+
+  it('frees idle contexts, pooled and multi-threaded, after idleTimeoutMs without use', async () => {
+    configurePool({ idleTimeoutMs: 200 })
+    const input = textOfLength(4 << 20)
+    // Level 1 uses worker threads from 4 MiB on: the cache keeps the context and its threads.
+    const frame = compressSync(input, { level: 1, workers: 2 })
+    decompressSync(frame)
+    compressSync(input.subarray(0, 1024))
+    const held = poolStats()
+    expect(held.multithreaded.idle).toBe(1)
+    expect(held.multithreaded.idleBytes).toBeGreaterThan(1e6)
+    expect(held.compressors.idle).toBeGreaterThan(0)
+    // Freed between 200 and 250 ms after their last use, by a thread of their own.
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    const freed = poolStats()
+    for (const pool of ['compressors', 'decompressors', 'multithreaded'] as const) {
+      expect(freed[pool]).toMatchObject({ idle: 0, idleBytes: 0 })
+      expect(freed[pool].freedIdle - held[pool].freedIdle).toBe(held[pool].idle)
+    }
+    configurePool({ idleTimeoutMs: 5000 })
+  })
+
+  it('counts a stream context in use, as it grows, until the stream ends', async () => {
+    const frame = compressSync(textOfLength(4 << 20), { level: 19 })
+    const before = poolStats().decompressors.inUseBytes
+    const stream = createDecompressStream()
+    const chunks: Buffer[] = []
+    const first = new Promise((resolve) => stream.once('data', resolve))
+    stream.on('data', (chunk) => chunks.push(chunk))
+    stream.write(frame.subarray(0, frame.length >> 1))
+    await first
+    // Once it has decoded something, the stream's window (8 MiB at level 19) is part of its context.
+    expect(poolStats().decompressors.inUseBytes - before).toBeGreaterThan(4 << 20)
+    stream.end(frame.subarray(frame.length >> 1))
+    await new Promise((resolve) => stream.on('end', resolve))
+    expect(Buffer.concat(chunks).length).toBe(4 << 20)
+    expect(poolStats().decompressors.inUseBytes).toBe(before)
   })
 })

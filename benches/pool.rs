@@ -52,8 +52,8 @@ fn micros_per_call(mut call: impl FnMut(usize)) -> f64 {
 
 fn main() {
   let all = corpus();
-  let compressors: ContextPool<CCtx<'static>> = ContextPool::new(4);
-  let decompressors: ContextPool<DCtx<'static>> = ContextPool::new(4);
+  let compressors: ContextPool<CCtx<'static>> = ContextPool::new(4, zstd_pool::pool::DEFAULT_MAX_IDLE_BYTES);
+  let decompressors: ContextPool<DCtx<'static>> = ContextPool::new(4, zstd_pool::pool::DEFAULT_MAX_IDLE_BYTES);
   let params = CompressParams { level: LEVEL, ..CompressParams::default() };
   let mut rows = Vec::new();
   let mut record = |op: &str, size: usize, variant: &str, micros: f64| {

@@ -193,6 +193,29 @@ function targets(cells, pairs) {
   return ['| target | measured | goal | ceiling | |', '|---|---:|---:|---:|---|', ...checks].join('\n')
 }
 
+/** The memory section: RSS after each burst, pools keeping everything against the defaults. */
+function memorySection(memory) {
+  const mib = (value) => (value === null || value === undefined ? '–' : `${Math.round(value)} MiB`)
+  const md = [
+    '## Memory',
+    '',
+    `Resident set size (RSS) of a process of its own (\`__test__/fixtures/memory.cjs\`) on ${memory.node}, garbage collected before each reading:`,
+    'before the burst, right after it, and 1.5 idle timeouts and a second later. "Keep everything" sets `maxIdleBytes` and `idleTimeoutMs` to',
+    '`Infinity`, as the pools were before they were bounded by memory; the defaults keep at most 16 MiB of idle contexts per pool',
+    'and free them after 5 s without use.',
+    '',
+    '| burst | pools | before | after the burst | after the idle timeout |',
+    '|---|---|---:|---:|---:|',
+  ]
+  for (const row of memory.rows)
+    md.push(`| ${row.burst} | ${row.pools} | ${mib(row.before)} | ${mib(row.afterBurst)} | ${mib(row.afterTimeout)} |`)
+  md.push('', 'A steady loop of 1 KiB calls (sync and async, one at a time, 3 s):', '')
+  md.push('| pools | calls | contexts created | RSS at the start | RSS at the end |', '|---|---:|---:|---:|---:|')
+  for (const row of memory.steady)
+    md.push(`| ${row.pools} | ${row.calls} | ${row.created} | ${mib(row.rssStart)} | ${mib(row.rssEnd)} |`)
+  return md
+}
+
 /** The streams section: every chunk size, and the goals of issue 12 at 16 KiB and up. */
 function streamSection(streams) {
   const lines = [
@@ -485,6 +508,8 @@ export function writeReport({ major = '26', runs = 3, seconds } = {}) {
   }
   const streams = read(new URL('./results/stream.json', import.meta.url))
   if (streams?.oneShot) md.push('', ...streamSection(streams))
+  const memory = read(new URL('./results/memory.json', import.meta.url))
+  if (memory?.rows) md.push('', ...memorySection(memory))
   writeFileSync(new URL('./RESULTS.md', import.meta.url), `${md.join('\n')}\n`)
   writeFileSync(new URL('./chart.svg', import.meta.url), `${chart(cells, pairs)}\n`)
   console.log('Wrote benchmark/RESULTS.md and benchmark/chart.svg')

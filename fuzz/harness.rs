@@ -328,7 +328,7 @@ pub fn run(root: &Path, seed: u64, executions: u64, deadline: Option<std::time::
   let files = corpus(root);
   let dictionaries = dictionaries(&files);
   let seeds = seeds(root, &files, &dictionaries);
-  let pool: ContextPool<DCtx<'static>> = ContextPool::new(2);
+  let pool: ContextPool<DCtx<'static>> = ContextPool::new(2, zstd_pool::pool::DEFAULT_MAX_IDLE_BYTES);
   let mut rng = Rng::new(seed);
   let mut report = Report::default();
   for seed in &seeds {
@@ -408,6 +408,6 @@ pub fn run(root: &Path, seed: u64, executions: u64, deadline: Option<std::time::
   }
   let counters = pool.counters();
   assert_eq!(counters.in_use, 0);
-  assert!(counters.idle <= 2);
+  assert!(counters.holdings.idle <= 2);
   report
 }

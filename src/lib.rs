@@ -25,7 +25,9 @@ pub mod mt;
 mod node;
 pub mod pool;
 pub mod stream;
+pub mod sweep;
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use napi::{Env, Result};
@@ -96,12 +98,14 @@ pub fn capabilities() -> Capabilities {
 }
 
 /// A dictionary prepared once (from `trainDictionary` or `zstd --train`) for any number of calls
-/// on any thread; `main.js`'s `Dictionary` holds one. The memory it holds natively is reported
-/// to V8, so that garbage dictionaries are collected as their size warrants.
+/// on any thread; `main.js`'s `Dictionary` holds one. The memory it holds natively (its bytes and
+/// digested forms, which grow by a compression form per level used, up to 4) is reported to V8,
+/// so that garbage dictionaries are collected as their size warrants, and given back when it is.
 #[napi(custom_finalize)]
 pub struct PreparedDictionary {
   prepared: Arc<Prepared>,
-  reported: i64,
+  /// What V8 has been told this holds.
+  reported: AtomicI64,
 }
 
 #[napi]
@@ -110,9 +114,9 @@ impl PreparedDictionary {
   #[napi(constructor)]
   pub fn new(env: Env, bytes: &[u8]) -> Result<Self> {
     let prepared = node::guarded(|| Prepared::new(bytes.to_vec())).map_err(|failure| node::throw(&env, failure))?;
-    let reported = prepared.memory() as i64;
-    env.adjust_external_memory(reported)?;
-    Ok(Self { prepared: Arc::new(prepared), reported })
+    let dictionary = Self { prepared: Arc::new(prepared), reported: AtomicI64::new(0) };
+    dictionary.report(&env);
+    Ok(dictionary)
   }
 
   /// The dictionary ID frames made with it record; 0 for raw content, which has none.
@@ -127,9 +131,23 @@ impl PreparedDictionary {
   }
 }
 
+impl PreparedDictionary {
+  /// Tells V8 what the dictionary holds now, if that changed (a compression call at a new level
+  /// adds a digested form, maybe in place of another). Called by compression calls once their
+  /// input is no longer needed: a form built on the threadpool is reported by the next call.
+  pub(crate) fn report(&self, env: &Env) {
+    let now = self.prepared.memory() as i64;
+    let before = self.reported.swap(now, Ordering::Relaxed);
+    if now != before {
+      // Failing to tell V8 leaves only its estimate off: nothing to report to the caller.
+      let _ = env.adjust_external_memory(now - before);
+    }
+  }
+}
+
 impl napi::bindgen_prelude::ObjectFinalize for PreparedDictionary {
   fn finalize(self, env: Env) -> Result<()> {
-    env.adjust_external_memory(-self.reported).map(drop)
+    env.adjust_external_memory(-self.reported.load(Ordering::Relaxed)).map(drop)
   }
 }
 
@@ -177,6 +195,9 @@ pub fn compress(
   } else {
     owned(input).and_then(|input| node::queue(&env, CompressJob { input, call }, cancellation))
   };
+  if let Some(dictionary) = dictionary {
+    dictionary.report(&env);
+  }
   result.map_err(|failure| node::throw(&env, failure))
 }
 
@@ -460,26 +481,41 @@ pub struct ContextPoolStats {
   pub reused: f64,
   /// Contexts in the pool now, ready for the next call.
   pub idle: u32,
-  /// Contexts held by calls running now.
+  /// Contexts held by calls and streams running now.
   pub in_use: f64,
+  /// Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`/`DCtx`).
+  pub idle_bytes: f64,
+  /// Bytes the contexts in use held when taken, or at their stream's last step.
+  pub in_use_bytes: f64,
   /// Contexts freed because a call using them failed: never returned to the pool.
   pub dropped_after_error: f64,
-  /// Contexts freed on return because the pool already held `maxIdleContexts`.
+  /// Contexts freed on return, or evicted, to keep the pool within `maxIdleContexts` and
+  /// `maxIdleBytes`, or because they held far more than the pool's recent calls needed.
   pub freed_over_bound: f64,
+  /// Idle contexts freed after `idleTimeoutMs` without use.
+  pub freed_idle: f64,
   /// The most idle contexts the pool keeps.
   pub max_idle_contexts: u32,
+  /// The most bytes the pool's idle contexts hold: `Infinity` for the multi-threaded cache,
+  /// which is bounded by count.
+  pub max_idle_bytes: f64,
 }
 
 impl From<PoolCounters> for ContextPoolStats {
   fn from(counters: PoolCounters) -> Self {
+    let holdings = counters.holdings;
     Self {
       created: counters.created as f64,
       reused: counters.reused as f64,
-      idle: counters.idle as u32,
+      idle: holdings.idle as u32,
       in_use: counters.in_use as f64,
+      idle_bytes: holdings.idle_bytes as f64,
+      in_use_bytes: holdings.in_use_bytes as f64,
       dropped_after_error: counters.dropped_after_error as f64,
       freed_over_bound: counters.freed_over_bound as f64,
-      max_idle_contexts: counters.max_idle as u32,
+      freed_idle: counters.freed_idle as f64,
+      max_idle_contexts: holdings.max_idle as u32,
+      max_idle_bytes: if holdings.max_idle_bytes == usize::MAX { f64::INFINITY } else { holdings.max_idle_bytes as f64 },
     }
   }
 }
@@ -490,28 +526,42 @@ pub struct PoolStats {
   pub decompressors: ContextPoolStats,
   /// Multi-threaded compression contexts (`workers`), cached with their worker threads.
   pub multithreaded: ContextPoolStats,
+  /// How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit).
+  pub idle_timeout_ms: f64,
 }
 
 /// The counters of the process-wide context pools (shared by every thread and worker).
 #[napi]
 pub fn pool_stats() -> PoolStats {
+  let timeout = sweep::timeout_ms();
   PoolStats {
     compressors: COMPRESSORS.counters().into(),
     decompressors: DECOMPRESSORS.counters().into(),
     multithreaded: mt::CACHE.counters().into(),
+    idle_timeout_ms: if timeout == sweep::NEVER { f64::INFINITY } else { timeout as f64 },
   }
 }
 
-/// Sets how many idle contexts each pool keeps and how many multi-threaded contexts stay
-/// cached, freeing those beyond; each is left as it is when not given.
+/// Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
+/// contexts stay cached and the idle timeout (`Infinity`: none), freeing what is beyond; each is
+/// left as it is when not given. `main.js` has checked them.
 #[napi]
-pub fn configure_pool(max_idle_contexts: Option<u32>, max_idle_multithreaded_contexts: Option<u32>) -> PoolStats {
-  if let Some(max_idle) = max_idle_contexts {
-    COMPRESSORS.set_max_idle(max_idle as usize);
-    DECOMPRESSORS.set_max_idle(max_idle as usize);
-  }
+pub fn configure_pool(
+  max_idle_contexts: Option<u32>,
+  max_idle_bytes: Option<f64>,
+  max_idle_multithreaded_contexts: Option<u32>,
+  idle_timeout_ms: Option<f64>,
+) -> PoolStats {
+  let max_idle = max_idle_contexts.map(|max_idle| max_idle as usize);
+  // A bound beyond what the address space holds is no bound: saturating is exact enough.
+  let max_idle_bytes = max_idle_bytes.map(|bytes| bytes as usize);
+  COMPRESSORS.set_bounds(max_idle, max_idle_bytes);
+  DECOMPRESSORS.set_bounds(max_idle, max_idle_bytes);
   if let Some(max_idle) = max_idle_multithreaded_contexts {
     mt::CACHE.set_max_idle(max_idle.min(MAX_IDLE_MULTITHREADED) as usize);
+  }
+  if let Some(ms) = idle_timeout_ms {
+    sweep::set_timeout_ms(if ms.is_finite() { ms as u64 } else { sweep::NEVER });
   }
   pool_stats()
 }

@@ -11,7 +11,8 @@ use once_cell::sync::Lazy;
 use zstd::zstd_safe::{zstd_sys, CCtx, ResetDirective};
 
 use crate::error::Failure;
-use crate::pool::{Counts, Home, Lease, PoolCounters};
+use crate::pool::{lock, Context, Counts, Holdings, Home, Idle, Lease, PoolCounters};
+use crate::sweep;
 
 /// Whether worker threads can speed up compressing `len` bytes at `level`.
 ///
@@ -41,7 +42,10 @@ pub struct Key {
 
 pub struct MtCache {
   /// Idle contexts, the least recently used first.
-  idle: Mutex<Vec<(Key, CCtx<'static>)>>,
+  idle: Mutex<Vec<(Key, Idle<CCtx<'static>>)>>,
+  /// Mirrors of the idle list's length, written under its lock, read without it.
+  idle_count: AtomicUsize,
+  in_use_bytes: AtomicUsize,
   max_idle: AtomicUsize,
   counts: Counts,
 }
@@ -83,22 +87,34 @@ pub struct KeyedHome<'cache> {
 }
 
 impl Home<CCtx<'static>> for KeyedHome<'_> {
-  fn put_back(&self, context: CCtx<'static>) {
+  fn put_back(&self, context: CCtx<'static>, leased: usize) {
+    self.cache.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.cache.give_back(self.key, context);
   }
-  fn discard(&self) {
+  fn discard(&self, leased: usize) {
+    self.cache.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.cache.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+    sweep::note_freed(leased);
+  }
+  fn resized(&self, before: usize, now: usize) {
+    self.cache.in_use_bytes.fetch_add(now, Ordering::Relaxed);
+    self.cache.in_use_bytes.fetch_sub(before, Ordering::Relaxed);
   }
 }
 
 impl MtCache {
   pub fn new(max_idle: usize) -> Self {
-    Self { idle: Mutex::new(Vec::new()), max_idle: AtomicUsize::new(max_idle), counts: Counts::default() }
+    Self {
+      idle: Mutex::new(Vec::new()),
+      idle_count: AtomicUsize::new(0),
+      in_use_bytes: AtomicUsize::new(0),
+      max_idle: AtomicUsize::new(max_idle),
+      counts: Counts::default(),
+    }
   }
 
-  fn idle(&self) -> MutexGuard<'_, Vec<(Key, CCtx<'static>)>> {
-    // The lock guards plain data; a panic elsewhere cannot leave it half-updated.
-    self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+  fn idle(&self) -> MutexGuard<'_, Vec<(Key, Idle<CCtx<'static>>)>> {
+    lock(&self.idle)
   }
 
   /// The most recently used idle context for `key`, else a new one. A context is never used by
@@ -106,20 +122,24 @@ impl MtCache {
   pub fn take(&self, key: Key) -> Result<Lease<CCtx<'static>, KeyedHome<'_>>, Failure> {
     let cached = {
       let mut idle = self.idle();
-      idle.iter().rposition(|(cached, _)| *cached == key).map(|index| idle.remove(index).1)
+      let entry = idle.iter().rposition(|(cached, _)| *cached == key).map(|index| idle.remove(index).1);
+      self.idle_count.store(idle.len(), Ordering::SeqCst);
+      entry
     };
-    let context = match cached {
-      Some(context) => {
+    let (context, bytes) = match cached {
+      Some(entry) => {
         self.counts.reused.fetch_add(1, Ordering::Relaxed);
-        context
+        (entry.context, entry.bytes)
       }
       None => {
         let context = CCtx::try_create().ok_or(Failure::NoContext)?;
         self.counts.created.fetch_add(1, Ordering::Relaxed);
-        context
+        let bytes = context.bytes();
+        (context, bytes)
       }
     };
-    Ok(Lease::new(context, KeyedHome { cache: self, key }))
+    self.in_use_bytes.fetch_add(bytes, Ordering::Relaxed);
+    Ok(Lease::new(context, bytes, KeyedHome { cache: self, key }))
   }
 
   fn give_back(&self, key: Key, mut context: CCtx<'static>) {
@@ -128,13 +148,40 @@ impl MtCache {
       self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
       return;
     }
-    let evicted = {
+    let entry = Idle { bytes: context.bytes(), context, since: sweep::epoch() };
+    let evicted: Vec<_> = {
       let mut idle = self.idle();
-      idle.push((key, context));
+      idle.push((key, entry));
       let excess = idle.len().saturating_sub(self.max_idle.load(Ordering::Relaxed));
-      idle.drain(..excess).count()
+      let evicted = idle.drain(..excess).collect();
+      self.idle_count.store(idle.len(), Ordering::SeqCst);
+      self.counts.freed_over_bound.fetch_add(excess as u64, Ordering::Relaxed);
+      evicted
     };
-    self.counts.freed_over_bound.fetch_add(evicted as u64, Ordering::Relaxed);
+    sweep::note_idle();
+    let freed = evicted.iter().map(|(_, entry)| entry.bytes).sum();
+    // Freeing joins the worker threads: done outside the lock.
+    drop(evicted);
+    if freed > 0 {
+      sweep::note_freed(freed);
+    }
+  }
+
+  /// Frees the contexts idle since before the timeout (see `sweep`); the bytes they held.
+  pub fn sweep(&self, now: u32) -> usize {
+    let expired: Vec<_> = {
+      let mut idle = self.idle();
+      let count = idle.iter().take_while(|(_, entry)| sweep::expired(entry.since, now)).count();
+      let expired = idle.drain(..count).collect();
+      self.idle_count.store(idle.len(), Ordering::SeqCst);
+      self.counts.freed_idle.fetch_add(count as u64, Ordering::Relaxed);
+      expired
+    };
+    expired.iter().map(|(_, entry)| entry.bytes).sum()
+  }
+
+  pub fn has_idle(&self) -> bool {
+    self.idle_count.load(Ordering::SeqCst) > 0
   }
 
   /// Changes the bound and frees the idle contexts beyond it, the least recently used first.
@@ -143,15 +190,32 @@ impl MtCache {
     let freed: Vec<_> = {
       let mut idle = self.idle();
       let excess = idle.len().saturating_sub(max_idle);
-      idle.drain(..excess).collect()
+      let freed = idle.drain(..excess).collect();
+      self.idle_count.store(idle.len(), Ordering::SeqCst);
+      self.counts.freed_over_bound.fetch_add(excess as u64, Ordering::Relaxed);
+      freed
     };
-    self.counts.freed_over_bound.fetch_add(freed.len() as u64, Ordering::Relaxed);
+    let bytes = freed.iter().map(|(_, entry)| entry.bytes).sum();
     // Freeing joins the worker threads: done outside the lock.
     drop(freed);
+    if bytes > 0 {
+      sweep::note_freed(bytes);
+    }
   }
 
   pub fn counters(&self) -> PoolCounters {
-    self.counts.snapshot(self.idle().len(), self.max_idle.load(Ordering::Relaxed))
+    let (idle, idle_bytes) = {
+      let idle = self.idle();
+      (idle.len(), idle.iter().map(|(_, entry)| entry.bytes).sum())
+    };
+    self.counts.snapshot(Holdings {
+      idle,
+      idle_bytes,
+      in_use_bytes: self.in_use_bytes.load(Ordering::Relaxed),
+      max_idle: self.max_idle.load(Ordering::Relaxed),
+      // Bounded by count: each context holds its worker threads' buffers, tens of megabytes.
+      max_idle_bytes: usize::MAX,
+    })
   }
 }
 
@@ -187,7 +251,7 @@ mod tests {
     cache.take(Key { level: 3, workers: 4 }).unwrap().give_back();
     cache.take(Key { level: 9, workers: 2 }).unwrap().give_back();
     let counters = cache.counters();
-    assert_eq!((counters.created, counters.idle, counters.freed_over_bound), (3, 2, 1));
+    assert_eq!((counters.created, counters.holdings.idle, counters.freed_over_bound), (3, 2, 1));
     // The least recently used (level 3, 2 workers) went first.
     cache.take(key).unwrap().give_back();
     assert_eq!(cache.counters().created, 4);

@@ -6,21 +6,37 @@
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
-use crossbeam_queue::ArrayQueue;
 use once_cell::sync::Lazy;
 use zstd::zstd_safe::{CCtx, DCtx, ResetDirective};
 
 use crate::error::Failure;
+use crate::sweep;
 
 /// No pool keeps more idle contexts than this, whatever it is configured to.
 pub const MAX_IDLE_LIMIT: usize = 1024;
 
-/// A zstd context that a pool can create and clean.
+/// The default bound on the bytes each pool's idle contexts hold. A level-3 context for
+/// payloads up to 64 KiB holds under 1 MB, one for streams of unknown size about 3 MB; a
+/// level-19 context for 8 MiB holds 85 MB, more than a pool keeps.
+pub const DEFAULT_MAX_IDLE_BYTES: usize = 16 << 20;
+
+/// A context returned larger than this many times what the pool's contexts typically hold is
+/// freed rather than kept for calls that need much less.
+const OVERSIZED_FACTOR: usize = 4;
+
+/// ... provided it holds more than this share of the pool's byte bound: smaller ones cost
+/// little to keep and would cost more to rebuild.
+const OVERSIZED_FLOOR_SHARE: usize = 8;
+
+/// A zstd context that a pool can create, clean and measure.
 pub trait Context: Send + Sized {
   fn create() -> Option<Self>;
   /// Clears the session and every parameter, so no state reaches the next user.
   fn reset(&mut self) -> bool;
+  /// The memory it holds, as libzstd counts it (`ZSTD_sizeof_CCtx`, `ZSTD_sizeof_DCtx`).
+  fn bytes(&self) -> usize;
 }
 
 impl Context for CCtx<'static> {
@@ -29,6 +45,9 @@ impl Context for CCtx<'static> {
   }
   fn reset(&mut self) -> bool {
     CCtx::reset(self, ResetDirective::SessionAndParameters).is_ok()
+  }
+  fn bytes(&self) -> usize {
+    self.sizeof()
   }
 }
 
@@ -39,14 +58,31 @@ impl Context for DCtx<'static> {
   fn reset(&mut self) -> bool {
     DCtx::reset(self, ResetDirective::SessionAndParameters).is_ok()
   }
+  fn bytes(&self) -> usize {
+    self.sizeof()
+  }
+}
+
+/// An idle context, what it holds, and the sweeper's tick when it went idle.
+pub struct Idle<C> {
+  pub context: C,
+  pub bytes: usize,
+  pub since: u32,
 }
 
 pub struct ContextPool<C: Context> {
-  idle: ArrayQueue<C>,
-  /// Idle contexts, counted before they enter the queue and after they leave it, so the
-  /// count never undercounts and `max_idle` is a hard bound.
+  /// Idle contexts, the least recently used first: calls take the most recent (so a steady
+  /// load keeps reusing the same few and the rest grow old) and bounds and the sweeper free
+  /// the oldest.
+  idle: Mutex<Vec<Idle<C>>>,
+  /// Mirrors of the idle list's length and bytes, written under its lock, read without it.
   idle_count: AtomicUsize,
+  idle_bytes: AtomicUsize,
+  in_use_bytes: AtomicUsize,
   max_idle: AtomicUsize,
+  max_idle_bytes: AtomicUsize,
+  /// A moving average of what returned contexts hold (see `OVERSIZED_FACTOR`).
+  typical_bytes: AtomicUsize,
   counts: Counts,
 }
 
@@ -57,22 +93,34 @@ pub struct Counts {
   pub reused: AtomicU64,
   pub dropped_after_error: AtomicU64,
   pub freed_over_bound: AtomicU64,
+  pub freed_idle: AtomicU64,
+}
+
+/// What a pool holds now, and its bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Holdings {
+  pub idle: usize,
+  pub idle_bytes: usize,
+  pub in_use_bytes: usize,
+  pub max_idle: usize,
+  pub max_idle_bytes: usize,
 }
 
 impl Counts {
   /// A snapshot, with the contexts in use derived from the others.
-  pub fn snapshot(&self, idle: usize, max_idle: usize) -> PoolCounters {
+  pub fn snapshot(&self, holdings: Holdings) -> PoolCounters {
     let created = self.created.load(Ordering::Relaxed);
     let dropped_after_error = self.dropped_after_error.load(Ordering::Relaxed);
     let freed_over_bound = self.freed_over_bound.load(Ordering::Relaxed);
+    let freed_idle = self.freed_idle.load(Ordering::Relaxed);
     PoolCounters {
       created,
       reused: self.reused.load(Ordering::Relaxed),
-      idle,
-      in_use: created.saturating_sub(dropped_after_error + freed_over_bound + idle as u64),
+      in_use: created.saturating_sub(dropped_after_error + freed_over_bound + freed_idle + holdings.idle as u64),
       dropped_after_error,
       freed_over_bound,
-      max_idle,
+      freed_idle,
+      holdings,
     }
   }
 }
@@ -82,38 +130,57 @@ impl Counts {
 pub struct PoolCounters {
   pub created: u64,
   pub reused: u64,
-  pub idle: usize,
   pub in_use: u64,
   pub dropped_after_error: u64,
   pub freed_over_bound: u64,
-  pub max_idle: usize,
+  pub freed_idle: u64,
+  pub holdings: Holdings,
+}
+
+/// Locks `mutex`, which guards plain data: a panic elsewhere cannot leave it half-updated.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+  mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl<C: Context> ContextPool<C> {
-  pub fn new(max_idle: usize) -> Self {
+  pub fn new(max_idle: usize, max_idle_bytes: usize) -> Self {
     Self {
-      idle: ArrayQueue::new(MAX_IDLE_LIMIT),
+      idle: Mutex::new(Vec::new()),
       idle_count: AtomicUsize::new(0),
+      idle_bytes: AtomicUsize::new(0),
+      in_use_bytes: AtomicUsize::new(0),
       max_idle: AtomicUsize::new(max_idle.min(MAX_IDLE_LIMIT)),
+      max_idle_bytes: AtomicUsize::new(max_idle_bytes),
+      typical_bytes: AtomicUsize::new(0),
       counts: Counts::default(),
     }
   }
 
-  /// An idle context if there is one, else a new one.
+  /// The most recently used idle context if there is one, else a new one.
   pub fn take(&self) -> Result<Lease<C, &Self>, Failure> {
-    let context = match self.idle.pop() {
-      Some(context) => {
-        self.idle_count.fetch_sub(1, Ordering::AcqRel);
+    let cached = {
+      let mut idle = lock(&self.idle);
+      let entry = idle.pop();
+      if let Some(entry) = &entry {
+        self.idle_count.fetch_sub(1, Ordering::SeqCst);
+        self.idle_bytes.fetch_sub(entry.bytes, Ordering::Relaxed);
+      }
+      entry
+    };
+    let (context, bytes) = match cached {
+      Some(entry) => {
         self.counts.reused.fetch_add(1, Ordering::Relaxed);
-        context
+        (entry.context, entry.bytes)
       }
       None => {
         let context = C::create().ok_or(Failure::NoContext)?;
         self.counts.created.fetch_add(1, Ordering::Relaxed);
-        context
+        let bytes = context.bytes();
+        (context, bytes)
       }
     };
-    Ok(Lease::new(context, self))
+    self.in_use_bytes.fetch_add(bytes, Ordering::Relaxed);
+    Ok(Lease::new(context, bytes, self))
   }
 
   fn give_back(&self, mut context: C) {
@@ -121,52 +188,136 @@ impl<C: Context> ContextPool<C> {
       self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
       return;
     }
-    let max_idle = self.max_idle.load(Ordering::Relaxed);
-    let reserved =
-      self.idle_count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |count| (count < max_idle).then_some(count + 1)).is_ok();
-    if reserved && self.idle.push(context).is_ok() {
+    let bytes = context.bytes();
+    let max_idle_bytes = self.max_idle_bytes.load(Ordering::Relaxed);
+    if self.max_idle.load(Ordering::Relaxed) == 0 || bytes > max_idle_bytes || self.oversized(bytes, max_idle_bytes) {
+      self.counts.freed_over_bound.fetch_add(1, Ordering::Relaxed);
+      drop(context);
+      sweep::note_freed(bytes);
       return;
     }
-    if reserved {
-      self.idle_count.fetch_sub(1, Ordering::AcqRel);
+    let entry = Idle { context, bytes, since: sweep::epoch() };
+    let evicted = {
+      let mut idle = lock(&self.idle);
+      idle.push(entry);
+      self.idle_count.fetch_add(1, Ordering::SeqCst);
+      self.idle_bytes.fetch_add(bytes, Ordering::Relaxed);
+      self.evict(&mut idle)
+    };
+    sweep::note_idle();
+    let freed = evicted.iter().map(|entry| entry.bytes).sum();
+    drop(evicted);
+    if freed > 0 {
+      sweep::note_freed(freed);
     }
-    self.counts.freed_over_bound.fetch_add(1, Ordering::Relaxed);
   }
 
-  /// Changes the bound and frees the idle contexts beyond it.
-  pub fn set_max_idle(&self, max_idle: usize) {
-    let max_idle = max_idle.min(MAX_IDLE_LIMIT);
-    self.max_idle.store(max_idle, Ordering::Relaxed);
-    while self.idle_count.load(Ordering::Acquire) > max_idle {
-      match self.idle.pop() {
-        Some(context) => {
-          self.idle_count.fetch_sub(1, Ordering::AcqRel);
-          self.counts.freed_over_bound.fetch_add(1, Ordering::Relaxed);
-          drop(context);
-        }
-        None => break,
-      }
+  /// Whether a context holding `bytes` is much larger than what this pool's contexts hold of
+  /// late. Counts it towards that either way, so a lasting change of load is followed.
+  fn oversized(&self, bytes: usize, max_idle_bytes: usize) -> bool {
+    // Racy on purpose: an average that misses an update now and then is still an average.
+    let typical = self.typical_bytes.load(Ordering::Relaxed);
+    let updated = if bytes >= typical { typical + (bytes - typical) / 8 } else { typical - (typical - bytes) / 8 };
+    if updated != typical {
+      // A steady load writes nothing: no cache line bounces between the threads for it.
+      self.typical_bytes.store(updated, Ordering::Relaxed);
     }
+    bytes > max_idle_bytes / OVERSIZED_FLOOR_SHARE && bytes > typical.saturating_mul(OVERSIZED_FACTOR)
+  }
+
+  /// Takes the least recently used idle contexts beyond the bounds out of `idle`, to be freed
+  /// once the lock is released.
+  fn evict(&self, idle: &mut Vec<Idle<C>>) -> Vec<Idle<C>> {
+    let max_idle = self.max_idle.load(Ordering::Relaxed);
+    let max_idle_bytes = self.max_idle_bytes.load(Ordering::Relaxed);
+    let mut excess = idle.len().saturating_sub(max_idle);
+    // Exact: the idle bytes change only under the lock, which the caller holds.
+    let over_count: usize = idle[..excess].iter().map(|entry| entry.bytes).sum();
+    let mut kept_bytes = self.idle_bytes.load(Ordering::Relaxed) - over_count;
+    while excess < idle.len() && kept_bytes > max_idle_bytes {
+      kept_bytes -= idle[excess].bytes;
+      excess += 1;
+    }
+    if excess == 0 {
+      return Vec::new();
+    }
+    let evicted: Vec<_> = idle.drain(..excess).collect();
+    let total: usize = evicted.iter().map(|entry| entry.bytes).sum();
+    self.idle_count.fetch_sub(evicted.len(), Ordering::SeqCst);
+    self.idle_bytes.fetch_sub(total, Ordering::Relaxed);
+    self.counts.freed_over_bound.fetch_add(evicted.len() as u64, Ordering::Relaxed);
+    evicted
+  }
+
+  /// Frees the contexts idle since before the timeout (see `sweep`); the bytes they held.
+  pub fn sweep(&self, now: u32) -> usize {
+    let expired: Vec<_> = {
+      let mut idle = lock(&self.idle);
+      let count = idle.iter().take_while(|entry| sweep::expired(entry.since, now)).count();
+      let expired: Vec<_> = idle.drain(..count).collect();
+      self.idle_count.fetch_sub(count, Ordering::SeqCst);
+      self.idle_bytes.fetch_sub(expired.iter().map(|entry| entry.bytes).sum(), Ordering::Relaxed);
+      // Counted with the idle count's change, so that no snapshot sees them in use.
+      self.counts.freed_idle.fetch_add(count as u64, Ordering::Relaxed);
+      expired
+    };
+    expired.iter().map(|entry| entry.bytes).sum()
+  }
+
+  /// Changes the bounds (each when given) and frees the idle contexts beyond them.
+  pub fn set_bounds(&self, max_idle: Option<usize>, max_idle_bytes: Option<usize>) {
+    if let Some(max_idle) = max_idle {
+      self.max_idle.store(max_idle.min(MAX_IDLE_LIMIT), Ordering::Relaxed);
+    }
+    if let Some(max_idle_bytes) = max_idle_bytes {
+      self.max_idle_bytes.store(max_idle_bytes, Ordering::Relaxed);
+    }
+    let evicted = self.evict(&mut lock(&self.idle));
+    let freed = evicted.iter().map(|entry| entry.bytes).sum();
+    drop(evicted);
+    if freed > 0 {
+      sweep::note_freed(freed);
+    }
+  }
+
+  pub fn has_idle(&self) -> bool {
+    self.idle_count.load(Ordering::SeqCst) > 0
   }
 
   pub fn counters(&self) -> PoolCounters {
-    self.counts.snapshot(self.idle_count.load(Ordering::Acquire), self.max_idle.load(Ordering::Relaxed))
+    self.counts.snapshot(Holdings {
+      idle: self.idle_count.load(Ordering::SeqCst),
+      idle_bytes: self.idle_bytes.load(Ordering::Relaxed),
+      in_use_bytes: self.in_use_bytes.load(Ordering::Relaxed),
+      max_idle: self.max_idle.load(Ordering::Relaxed),
+      max_idle_bytes: self.max_idle_bytes.load(Ordering::Relaxed),
+    })
   }
 }
 
 /// Where a leased context goes back to: a pool, or the cache of multi-threaded contexts.
 pub trait Home<C> {
-  fn put_back(&self, context: C);
+  /// `leased` is what the context held when taken (or last measured).
+  fn put_back(&self, context: C, leased: usize);
   /// The lease ended without `give_back`: its context is being freed.
-  fn discard(&self);
+  fn discard(&self, leased: usize);
+  /// A context on loan now holds `now` bytes instead of `before`.
+  fn resized(&self, before: usize, now: usize);
 }
 
 impl<C: Context> Home<C> for &ContextPool<C> {
-  fn put_back(&self, context: C) {
+  fn put_back(&self, context: C, leased: usize) {
+    self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.give_back(context);
   }
-  fn discard(&self) {
+  fn discard(&self, leased: usize) {
+    self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+    sweep::note_freed(leased);
+  }
+  fn resized(&self, before: usize, now: usize) {
+    self.in_use_bytes.fetch_add(now, Ordering::Relaxed);
+    self.in_use_bytes.fetch_sub(before, Ordering::Relaxed);
   }
 }
 
@@ -175,17 +326,33 @@ impl<C: Context> Home<C> for &ContextPool<C> {
 /// reach the next call.
 pub struct Lease<C, H: Home<C>> {
   context: Option<C>,
+  /// What the context held when last measured, as its home counts it in use.
+  bytes: usize,
   home: H,
 }
 
 impl<C, H: Home<C>> Lease<C, H> {
-  pub fn new(context: C, home: H) -> Self {
-    Self { context: Some(context), home }
+  pub fn new(context: C, bytes: usize, home: H) -> Self {
+    Self { context: Some(context), bytes, home }
   }
 
   pub fn give_back(mut self) {
     if let Some(context) = self.context.take() {
-      self.home.put_back(context);
+      self.home.put_back(context, self.bytes);
+    }
+  }
+}
+
+impl<C: Context, H: Home<C>> Lease<C, H> {
+  /// Brings the bytes its home counts in use up to date, for a context held across many steps
+  /// (a stream's).
+  pub fn measure(&mut self) {
+    if let Some(context) = &self.context {
+      let now = context.bytes();
+      if now != self.bytes {
+        self.home.resized(self.bytes, now);
+        self.bytes = now;
+      }
     }
   }
 }
@@ -206,7 +373,7 @@ impl<C, H: Home<C>> DerefMut for Lease<C, H> {
 impl<C, H: Home<C>> Drop for Lease<C, H> {
   fn drop(&mut self) {
     if self.context.take().is_some() {
-      self.home.discard();
+      self.home.discard(self.bytes);
     }
   }
 }
@@ -229,8 +396,20 @@ pub fn default_max_idle() -> usize {
   (threadpool + cpus).min(MAX_IDLE_LIMIT)
 }
 
-pub static COMPRESSORS: Lazy<ContextPool<CCtx<'static>>> = Lazy::new(|| ContextPool::new(default_max_idle()));
-pub static DECOMPRESSORS: Lazy<ContextPool<DCtx<'static>>> = Lazy::new(|| ContextPool::new(default_max_idle()));
+pub static COMPRESSORS: Lazy<ContextPool<CCtx<'static>>> =
+  Lazy::new(|| ContextPool::new(default_max_idle(), DEFAULT_MAX_IDLE_BYTES));
+pub static DECOMPRESSORS: Lazy<ContextPool<DCtx<'static>>> =
+  Lazy::new(|| ContextPool::new(default_max_idle(), DEFAULT_MAX_IDLE_BYTES));
+
+/// Whether any process-wide pool (or the multi-threaded cache) holds an idle context.
+pub fn anything_idle() -> bool {
+  COMPRESSORS.has_idle() || DECOMPRESSORS.has_idle() || crate::mt::CACHE.has_idle()
+}
+
+/// Frees what has been idle too long in every process-wide pool; the bytes it held.
+pub fn sweep(now: u32) -> usize {
+  COMPRESSORS.sweep(now) + DECOMPRESSORS.sweep(now) + crate::mt::CACHE.sweep(now)
+}
 
 #[cfg(test)]
 mod tests {
@@ -238,45 +417,45 @@ mod tests {
 
   #[test]
   fn reuses_one_context_for_sequential_calls() {
-    let pool: ContextPool<DCtx<'static>> = ContextPool::new(4);
+    let pool: ContextPool<DCtx<'static>> = ContextPool::new(4, DEFAULT_MAX_IDLE_BYTES);
     for _ in 0..1000 {
       pool.take().unwrap().give_back();
     }
     let counters = pool.counters();
     assert_eq!(counters.created, 1);
     assert_eq!(counters.reused, 999);
-    assert_eq!(counters.idle, 1);
+    assert_eq!(counters.holdings.idle, 1);
     assert_eq!(counters.in_use, 0);
   }
 
   #[test]
   fn never_keeps_more_than_the_bound() {
-    let pool: ContextPool<CCtx<'static>> = ContextPool::new(2);
+    let pool: ContextPool<CCtx<'static>> = ContextPool::new(2, DEFAULT_MAX_IDLE_BYTES);
     let leases: Vec<_> = (0..5).map(|_| pool.take().unwrap()).collect();
     assert_eq!(pool.counters().in_use, 5);
     leases.into_iter().for_each(Lease::give_back);
     let counters = pool.counters();
-    assert_eq!(counters.idle, 2);
+    assert_eq!(counters.holdings.idle, 2);
     assert_eq!(counters.freed_over_bound, 3);
     assert_eq!(counters.in_use, 0);
   }
 
   #[test]
   fn drops_a_context_that_was_not_given_back() {
-    let pool: ContextPool<DCtx<'static>> = ContextPool::new(4);
+    let pool: ContextPool<DCtx<'static>> = ContextPool::new(4, DEFAULT_MAX_IDLE_BYTES);
     drop(pool.take().unwrap());
     let counters = pool.counters();
-    assert_eq!((counters.idle, counters.dropped_after_error, counters.in_use), (0, 1, 0));
+    assert_eq!((counters.holdings.idle, counters.dropped_after_error, counters.in_use), (0, 1, 0));
     pool.take().unwrap().give_back();
     assert_eq!(pool.counters().created, 2);
   }
 
   #[test]
   fn a_bound_of_zero_creates_a_context_per_call() {
-    let pool: ContextPool<CCtx<'static>> = ContextPool::new(4);
+    let pool: ContextPool<CCtx<'static>> = ContextPool::new(4, DEFAULT_MAX_IDLE_BYTES);
     pool.take().unwrap().give_back();
-    pool.set_max_idle(0);
-    assert_eq!(pool.counters().idle, 0);
+    pool.set_bounds(Some(0), None);
+    assert_eq!(pool.counters().holdings.idle, 0);
     for _ in 0..10 {
       pool.take().unwrap().give_back();
     }
@@ -285,7 +464,7 @@ mod tests {
 
   #[test]
   fn stays_bounded_under_concurrent_use() {
-    let pool: ContextPool<DCtx<'static>> = ContextPool::new(3);
+    let pool: ContextPool<DCtx<'static>> = ContextPool::new(3, DEFAULT_MAX_IDLE_BYTES);
     std::thread::scope(|scope| {
       for _ in 0..8 {
         scope.spawn(|| {
@@ -296,8 +475,107 @@ mod tests {
       }
     });
     let counters = pool.counters();
-    assert!(counters.idle <= 3);
+    assert!(counters.holdings.idle <= 3);
     assert_eq!(counters.in_use, 0);
     assert!(counters.created <= 8 + counters.freed_over_bound);
+  }
+
+  /// A compression context that compressed `len` bytes at `level`, as the pools hold them.
+  fn used_compressor(pool: &ContextPool<CCtx<'static>>, level: i32, len: usize) {
+    let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ (i >> 10) as u8).collect();
+    let mut cctx = pool.take().unwrap();
+    let params = crate::compress::CompressParams { level, ..Default::default() };
+    crate::compress::compress(&mut cctx, &data, params, None).unwrap();
+    cctx.give_back();
+  }
+
+  #[test]
+  fn counts_the_bytes_libzstd_reports() {
+    // A bound so large that nothing counts as oversized.
+    let pool: ContextPool<CCtx<'static>> = ContextPool::new(4, 1 << 30);
+    let leases: Vec<_> = (0..3).map(|_| pool.take().unwrap()).collect();
+    let fresh = leases[0].sizeof();
+    assert_eq!(pool.counters().holdings.in_use_bytes, 3 * fresh);
+    leases.into_iter().for_each(Lease::give_back);
+    used_compressor(&pool, 9, 1 << 20);
+    let held: usize = lock(&pool.idle).iter().map(|entry| entry.context.sizeof()).sum();
+    let holdings = pool.counters().holdings;
+    assert_eq!((holdings.idle, holdings.idle_bytes, holdings.in_use_bytes), (3, held, 0));
+    assert!(held > 5 << 20, "a level-9 context for 1 MiB holds megabytes: {held}");
+  }
+
+  #[test]
+  fn keeps_the_idle_bytes_within_the_bound() {
+    let pool: ContextPool<CCtx<'static>> = ContextPool::new(8, 4 << 20);
+    // Larger than the whole bound: freed on return.
+    used_compressor(&pool, 19, 1 << 20);
+    let counters = pool.counters();
+    assert_eq!((counters.holdings.idle, counters.holdings.idle_bytes, counters.freed_over_bound), (0, 0, 1));
+    // Several that fit one by one but not all together: the oldest go.
+    let leases: Vec<_> = (0..4).map(|_| pool.take().unwrap()).collect();
+    for mut cctx in leases {
+      let data = vec![7u8; 1 << 20];
+      crate::compress::compress(&mut cctx, &data, Default::default(), None).unwrap();
+      cctx.give_back();
+    }
+    let holdings = pool.counters().holdings;
+    assert!(holdings.idle_bytes <= 4 << 20 && holdings.idle >= 1, "{holdings:?}");
+    // A lower bound frees the excess at once.
+    pool.set_bounds(None, Some(0));
+    assert_eq!(pool.counters().holdings.idle_bytes, 0);
+  }
+
+  #[test]
+  fn frees_a_context_far_larger_than_the_recent_ones() {
+    let pool: ContextPool<CCtx<'static>> = ContextPool::new(8, 64 << 20);
+    for _ in 0..50 {
+      used_compressor(&pool, 3, 1024);
+    }
+    let before = pool.counters();
+    assert_eq!(before.holdings.idle, 1);
+    // The call takes the one idle context, which grows to megabytes for it, and is freed.
+    used_compressor(&pool, 9, 1 << 20);
+    let after = pool.counters();
+    assert_eq!(after.freed_over_bound, before.freed_over_bound + 1);
+    assert_eq!((after.holdings.idle, after.holdings.idle_bytes), (0, 0));
+    // A load that stays large is followed: its contexts are kept after a few calls.
+    for _ in 0..10 {
+      used_compressor(&pool, 9, 1 << 20);
+    }
+    assert!(pool.counters().holdings.idle_bytes > 5 << 20);
+  }
+
+  #[test]
+  fn sweeps_the_contexts_idle_too_long_oldest_first() {
+    let pool: ContextPool<DCtx<'static>> = ContextPool::new(8, DEFAULT_MAX_IDLE_BYTES);
+    let leases: Vec<_> = (0..3).map(|_| pool.take().unwrap()).collect();
+    leases.into_iter().for_each(Lease::give_back);
+    let since = lock(&pool.idle)[0].since;
+    assert_eq!(pool.sweep(since.wrapping_add(sweep::TICKS)), 0);
+    // The most recent goes out to a call, and comes back later.
+    let mut idle = lock(&pool.idle);
+    let last = idle.len() - 1;
+    idle[last].since = since.wrapping_add(3);
+    drop(idle);
+    assert!(pool.sweep(since.wrapping_add(sweep::TICKS + 1)) > 0);
+    let counters = pool.counters();
+    assert_eq!((counters.holdings.idle, counters.freed_idle), (1, 2));
+    assert_eq!(counters.holdings.idle_bytes, lock(&pool.idle)[0].context.sizeof());
+  }
+
+  #[test]
+  fn a_stream_lease_reports_its_growth() {
+    let pool: ContextPool<DCtx<'static>> = ContextPool::new(4, DEFAULT_MAX_IDLE_BYTES);
+    let mut dctx = pool.take().unwrap();
+    let before = pool.counters().holdings.in_use_bytes;
+    let frame = zstd::stream::encode_all(&vec![1u8; 3 << 20][..], 19).unwrap();
+    let mut output = vec![0u8; 1 << 16];
+    let mut input = zstd::zstd_safe::InBuffer::around(&frame[..]);
+    dctx.decompress_stream(&mut zstd::zstd_safe::OutBuffer::around(&mut output[..]), &mut input).unwrap();
+    dctx.measure();
+    let grown = pool.counters().holdings.in_use_bytes;
+    assert!(grown > before && grown == dctx.sizeof());
+    drop(dctx);
+    assert_eq!(pool.counters().holdings.in_use_bytes, 0);
   }
 }

@@ -205,7 +205,11 @@ impl CompressState {
           cctx.give_back();
         }
       }
-      Ok(_) => {}
+      Ok(_) => {
+        if let Some(cctx) = self.context.as_mut() {
+          cctx.measure();
+        }
+      }
     }
     result
   }
@@ -321,6 +325,8 @@ impl DecompressState {
       if let Some(dctx) = self.context.take() {
         dctx.give_back();
       }
+    } else if let Some(dctx) = self.context.as_mut() {
+      dctx.measure();
     }
     result
   }
@@ -404,9 +410,11 @@ impl CompressSession {
     pledged_size: Option<f64>,
   ) -> Result<Self> {
     let params = CompressParams { level, checksum, workers: 0 };
-    node::guarded(|| CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)))
-      .map(|state| Self { session: Session::new(state) })
-      .map_err(|failure| node::throw(&env, failure))
+    let state = node::guarded(|| CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)));
+    if let Some(dictionary) = dictionary {
+      dictionary.report(&env);
+    }
+    state.map(|state| Self { session: Session::new(state) }).map_err(|failure| node::throw(&env, failure))
   }
 
   /// Copies `chunk` into the input of the next step (the caller may reuse it at once); the
