@@ -93,7 +93,7 @@ impl Home<CCtx<'static>> for KeyedHome<'_> {
   }
   fn discard(&self, leased: usize) {
     self.cache.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
-    self.cache.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+    self.cache.counts.dropped_after_error.fetch_add(1, Ordering::Release);
     sweep::note_freed(leased);
   }
   fn resized(&self, before: usize, now: usize) {
@@ -133,7 +133,7 @@ impl MtCache {
       }
       None => {
         let context = CCtx::try_create().ok_or(Failure::NoContext)?;
-        self.counts.created.fetch_add(1, Ordering::Relaxed);
+        self.counts.created.fetch_add(1, Ordering::Release);
         let bytes = context.bytes();
         (context, bytes)
       }
@@ -145,7 +145,7 @@ impl MtCache {
   fn give_back(&self, key: Key, mut context: CCtx<'static>) {
     // Resetting the parameters leaves the worker threads running, ready for the next call.
     if context.reset(ResetDirective::SessionAndParameters).is_err() {
-      self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+      self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
       return;
     }
     let entry = Idle { bytes: context.bytes(), context, since: sweep::epoch() };
@@ -155,7 +155,7 @@ impl MtCache {
       let excess = idle.len().saturating_sub(self.max_idle.load(Ordering::Relaxed));
       let evicted = idle.drain(..excess).collect();
       self.idle_count.store(idle.len(), Ordering::SeqCst);
-      self.counts.freed_over_bound.fetch_add(excess as u64, Ordering::Relaxed);
+      self.counts.freed_over_bound.fetch_add(excess as u64, Ordering::Release);
       evicted
     };
     sweep::note_idle();
@@ -174,7 +174,7 @@ impl MtCache {
       let count = idle.iter().take_while(|(_, entry)| sweep::expired(entry.since, now)).count();
       let expired = idle.drain(..count).collect();
       self.idle_count.store(idle.len(), Ordering::SeqCst);
-      self.counts.freed_idle.fetch_add(count as u64, Ordering::Relaxed);
+      self.counts.freed_idle.fetch_add(count as u64, Ordering::Release);
       expired
     };
     expired.iter().map(|(_, entry)| entry.bytes).sum()
@@ -192,7 +192,7 @@ impl MtCache {
       let excess = idle.len().saturating_sub(max_idle);
       let freed = idle.drain(..excess).collect();
       self.idle_count.store(idle.len(), Ordering::SeqCst);
-      self.counts.freed_over_bound.fetch_add(excess as u64, Ordering::Relaxed);
+      self.counts.freed_over_bound.fetch_add(excess as u64, Ordering::Release);
       freed
     };
     let bytes = freed.iter().map(|(_, entry)| entry.bytes).sum();
@@ -204,13 +204,11 @@ impl MtCache {
   }
 
   pub fn counters(&self) -> PoolCounters {
-    let (idle, idle_bytes) = {
-      let idle = self.idle();
-      (idle.len(), idle.iter().map(|(_, entry)| entry.bytes).sum())
-    };
+    // Under the idle lock, as sweeps and evictions move contexts from idle to freed under it.
+    let idle = self.idle();
     self.counts.snapshot(Holdings {
-      idle,
-      idle_bytes,
+      idle: idle.len(),
+      idle_bytes: idle.iter().map(|(_, entry)| entry.bytes).sum(),
       in_use_bytes: self.in_use_bytes.load(Ordering::Relaxed),
       max_idle: self.max_idle.load(Ordering::Relaxed),
       // Bounded by count: each context holds its worker threads' buffers, tens of megabytes.

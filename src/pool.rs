@@ -109,10 +109,11 @@ pub struct Holdings {
 impl Counts {
   /// A snapshot, with the contexts in use derived from the others.
   pub fn snapshot(&self, holdings: Holdings) -> PoolCounters {
-    let created = self.created.load(Ordering::Relaxed);
-    let dropped_after_error = self.dropped_after_error.load(Ordering::Relaxed);
-    let freed_over_bound = self.freed_over_bound.load(Ordering::Relaxed);
-    let freed_idle = self.freed_idle.load(Ordering::Relaxed);
+    // The ways out first, `created` last: a context seen leaving was seen created too.
+    let dropped_after_error = self.dropped_after_error.load(Ordering::Acquire);
+    let freed_over_bound = self.freed_over_bound.load(Ordering::Acquire);
+    let freed_idle = self.freed_idle.load(Ordering::Acquire);
+    let created = self.created.load(Ordering::Acquire);
     PoolCounters {
       created,
       reused: self.reused.load(Ordering::Relaxed),
@@ -174,7 +175,7 @@ impl<C: Context> ContextPool<C> {
       }
       None => {
         let context = C::create().ok_or(Failure::NoContext)?;
-        self.counts.created.fetch_add(1, Ordering::Relaxed);
+        self.counts.created.fetch_add(1, Ordering::Release);
         let bytes = context.bytes();
         (context, bytes)
       }
@@ -185,13 +186,13 @@ impl<C: Context> ContextPool<C> {
 
   fn give_back(&self, mut context: C) {
     if !context.reset() {
-      self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+      self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
       return;
     }
     let bytes = context.bytes();
     let max_idle_bytes = self.max_idle_bytes.load(Ordering::Relaxed);
     if self.max_idle.load(Ordering::Relaxed) == 0 || bytes > max_idle_bytes || self.oversized(bytes, max_idle_bytes) {
-      self.counts.freed_over_bound.fetch_add(1, Ordering::Relaxed);
+      self.counts.freed_over_bound.fetch_add(1, Ordering::Release);
       drop(context);
       sweep::note_freed(bytes);
       return;
@@ -245,7 +246,7 @@ impl<C: Context> ContextPool<C> {
     let total: usize = evicted.iter().map(|entry| entry.bytes).sum();
     self.idle_count.fetch_sub(evicted.len(), Ordering::SeqCst);
     self.idle_bytes.fetch_sub(total, Ordering::Relaxed);
-    self.counts.freed_over_bound.fetch_add(evicted.len() as u64, Ordering::Relaxed);
+    self.counts.freed_over_bound.fetch_add(evicted.len() as u64, Ordering::Release);
     evicted
   }
 
@@ -258,7 +259,7 @@ impl<C: Context> ContextPool<C> {
       self.idle_count.fetch_sub(count, Ordering::SeqCst);
       self.idle_bytes.fetch_sub(expired.iter().map(|entry| entry.bytes).sum(), Ordering::Relaxed);
       // Counted with the idle count's change, so that no snapshot sees them in use.
-      self.counts.freed_idle.fetch_add(count as u64, Ordering::Relaxed);
+      self.counts.freed_idle.fetch_add(count as u64, Ordering::Release);
       expired
     };
     expired.iter().map(|entry| entry.bytes).sum()
@@ -285,8 +286,11 @@ impl<C: Context> ContextPool<C> {
   }
 
   pub fn counters(&self) -> PoolCounters {
+    // Under the idle lock, which sweeps and evictions hold while they move contexts from idle
+    // to freed: none is seen both idle and freed.
+    let idle = lock(&self.idle);
     self.counts.snapshot(Holdings {
-      idle: self.idle_count.load(Ordering::SeqCst),
+      idle: idle.len(),
       idle_bytes: self.idle_bytes.load(Ordering::Relaxed),
       in_use_bytes: self.in_use_bytes.load(Ordering::Relaxed),
       max_idle: self.max_idle.load(Ordering::Relaxed),
@@ -312,7 +316,7 @@ impl<C: Context> Home<C> for &ContextPool<C> {
   }
   fn discard(&self, leased: usize) {
     self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
-    self.counts.dropped_after_error.fetch_add(1, Ordering::Relaxed);
+    self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
     sweep::note_freed(leased);
   }
   fn resized(&self, before: usize, now: usize) {
@@ -577,5 +581,87 @@ mod tests {
     assert!(grown > before && grown == dctx.sizeof());
     drop(dctx);
     assert_eq!(pool.counters().holdings.in_use_bytes, 0);
+  }
+
+  /// `in_use` is derived from the others: a snapshot taken while contexts move from idle to
+  /// freed must not count them twice and miss one on loan.
+  #[test]
+  fn a_snapshot_never_misses_a_context_on_loan_during_sweeps() {
+    use std::sync::atomic::AtomicBool;
+    let pool: ContextPool<DCtx<'static>> = ContextPool::new(64, 1 << 30);
+    // On loan for the whole test.
+    let _held = pool.take().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut min_seen = u64::MAX;
+    let mut bad = 0u64;
+    std::thread::scope(|scope| {
+      scope.spawn(|| {
+        let mut now = 1000u32;
+        while !stop.load(Ordering::Relaxed) {
+          let leases: Vec<_> = (0..8).map(|_| pool.take().unwrap()).collect();
+          leases.into_iter().for_each(Lease::give_back);
+          now = now.wrapping_add(100);
+          pool.sweep(now);
+        }
+      });
+      for _ in 0..200_000 {
+        let in_use = pool.counters().in_use;
+        if in_use < 1 {
+          bad += 1;
+        }
+        min_seen = min_seen.min(in_use);
+      }
+      stop.store(true, Ordering::Relaxed);
+    });
+    assert!(min_seen >= 1, "in_use read {min_seen} ({bad} times) while one context was on loan");
+  }
+
+  /// With pooling off, a context created and freed between the reads of a snapshot must not be
+  /// subtracted without being added.
+  #[test]
+  fn a_snapshot_never_misses_a_context_on_loan_with_pooling_off() {
+    use std::sync::atomic::AtomicBool;
+    let pool: ContextPool<DCtx<'static>> = ContextPool::new(0, 1 << 30);
+    let _held = pool.take().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut min_seen = u64::MAX;
+    std::thread::scope(|scope| {
+      scope.spawn(|| {
+        while !stop.load(Ordering::Relaxed) {
+          pool.take().unwrap().give_back();
+        }
+      });
+      for _ in 0..200_000 {
+        min_seen = min_seen.min(pool.counters().in_use);
+      }
+      stop.store(true, Ordering::Relaxed);
+    });
+    assert!(min_seen >= 1, "in_use read {min_seen} while one context was on loan (pooling off)");
+  }
+
+  #[test]
+  fn a_multithreaded_snapshot_never_misses_a_context_on_loan_during_sweeps() {
+    use std::sync::atomic::AtomicBool;
+    let cache = crate::mt::MtCache::new(64);
+    let key = crate::mt::Key { level: 3, workers: 2 };
+    let _held = cache.take(key).unwrap();
+    let stop = AtomicBool::new(false);
+    let mut min_seen = u64::MAX;
+    std::thread::scope(|scope| {
+      scope.spawn(|| {
+        let mut now = 1000u32;
+        while !stop.load(Ordering::Relaxed) {
+          let leases: Vec<_> = (0..8).map(|_| cache.take(key).unwrap()).collect();
+          leases.into_iter().for_each(Lease::give_back);
+          now = now.wrapping_add(100);
+          cache.sweep(now);
+        }
+      });
+      for _ in 0..50_000 {
+        min_seen = min_seen.min(cache.counters().in_use);
+      }
+      stop.store(true, Ordering::Relaxed);
+    });
+    assert!(min_seen >= 1, "mt in_use read {min_seen} while one context was on loan");
   }
 }

@@ -65,13 +65,19 @@ pub fn note_idle() {
 /// contexts, and a pool turned off (a context freed per call) would have the heap walked every
 /// second for nothing.
 pub fn note_freed(bytes: usize) {
-  if bytes < TRIM_FROM_BYTES / 4 || FREED.fetch_add(bytes, Ordering::SeqCst).saturating_add(bytes) < TRIM_FROM_BYTES {
+  if bytes < TRIM_FROM_BYTES / 4 {
+    return;
+  }
+  let before = FREED.fetch_add(bytes, Ordering::SeqCst);
+  if before.saturating_add(bytes) < TRIM_FROM_BYTES {
     return;
   }
   if !STARTED.load(Ordering::Relaxed) {
     start();
   }
-  if PARKED.load(Ordering::SeqCst) {
+  // The call that crosses the threshold wakes the thread even from a tick's sleep, so that the
+  // trim does not wait for the idle timeout's tick (up to half a day).
+  if before < TRIM_FROM_BYTES || PARKED.load(Ordering::SeqCst) {
     wake();
   }
 }
@@ -103,30 +109,54 @@ fn start() {
 
 fn run() {
   let mut last_trim: Option<Instant> = None;
+  let mut next_tick: Option<Instant> = None;
+  let mut trim_at: Option<Instant> = None;
+  // Whether the trim scheduled is the follow-up of one done for freed contexts.
+  let mut follow_up = false;
   loop {
     let timeout = TIMEOUT_MS.load(Ordering::SeqCst);
     let sweeping = timeout != NEVER && crate::pool::anything_idle();
-    if !sweeping && !trim_wanted() {
+    if !sweeping {
+      next_tick = None;
+    }
+    if trim_at.is_none() && trim_wanted() {
+      // Let the rest of a burst be freed first, and keep the interval between trims.
+      let settle = Instant::now() + tick(timeout).min(TRIM_INTERVAL);
+      trim_at = Some(last_trim.map_or(settle, |at| settle.max(at + TRIM_INTERVAL)));
+    }
+    if !sweeping && trim_at.is_none() {
       park(timeout);
       continue;
     }
-    // A tick; or, with only a trim to do, a tick (so that a burst's results are gone too and
-    // one trim gives back what the whole burst left), and at least the trim interval.
-    let mut wait = tick(timeout);
-    if !sweeping {
-      wait = wait.max(last_trim.map_or(Duration::ZERO, |at| TRIM_INTERVAL.saturating_sub(at.elapsed())));
+    if sweeping && next_tick.is_none() {
+      next_tick = Some(Instant::now() + tick(timeout));
     }
-    if !sleep(timeout, wait) {
+    let Some(deadline) = next_tick.into_iter().chain(trim_at).min() else {
+      continue;
+    };
+    sleep(timeout, deadline, trim_at.is_none(), next_tick.is_none() && timeout != NEVER);
+    if TIMEOUT_MS.load(Ordering::SeqCst) != timeout {
+      next_tick = None;
       continue;
     }
-    if sweeping {
-      let now = EPOCH.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-      FREED.fetch_add(crate::pool::sweep(now), Ordering::SeqCst);
+    let now = Instant::now();
+    if next_tick.is_some_and(|at| at <= now) {
+      next_tick = None;
+      let epoch = EPOCH.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+      FREED.fetch_add(crate::pool::sweep(epoch), Ordering::SeqCst);
     }
-    if trim_wanted() && last_trim.is_none_or(|at| at.elapsed() >= TRIM_INTERVAL) {
-      FREED.store(0, Ordering::SeqCst);
+    if trim_at.is_some_and(|at| at <= now) {
+      trim_at = None;
+      FREED.swap(0, Ordering::SeqCst);
       trim();
       last_trim = Some(Instant::now());
+      // The calls whose contexts were freed free their results after that (a result is copied
+      // into a Buffer, then dropped; that Buffer goes at the next garbage collection): one more
+      // trim an interval later gives those back too.
+      if !follow_up {
+        trim_at = Some(Instant::now() + TRIM_INTERVAL);
+      }
+      follow_up = !follow_up;
     }
   }
 }
@@ -157,19 +187,25 @@ fn park(timeout: u64) {
   }
 }
 
-/// Sleeps for `wait`; false if the timeout changed meanwhile.
-fn sleep(timeout: u64, wait: Duration) -> bool {
-  let deadline = Instant::now() + wait;
+/// Sleeps until `deadline`, the timeout changes, or (with `for_trim`) a trim is wanted, or (with
+/// `for_idle`, while no tick is due) a context goes idle: then it counts as parked for
+/// `note_idle`, with the same handshake as `park`.
+fn sleep(timeout: u64, deadline: Instant, for_trim: bool, for_idle: bool) {
   let mut guard = LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+  if for_idle {
+    PARKED.store(true, Ordering::SeqCst);
+  }
   loop {
-    if TIMEOUT_MS.load(Ordering::SeqCst) != timeout {
-      return false;
+    let woken = for_idle && (!PARKED.load(Ordering::SeqCst) || crate::pool::anything_idle());
+    if woken || TIMEOUT_MS.load(Ordering::SeqCst) != timeout || (for_trim && trim_wanted()) {
+      break;
     }
     let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|left| !left.is_zero()) else {
-      return true;
+      break;
     };
     guard = WAKE.wait_timeout(guard, left).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
   }
+  PARKED.store(false, Ordering::SeqCst);
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
