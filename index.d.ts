@@ -129,6 +129,12 @@ export interface Capabilities {
 export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
 
 /**
+ * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
+ * `compress` would, on one threadpool thread; a Promise of their results (see `resolve`).
+ */
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+
+/**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
  * contexts stay cached and the idle timeout (`Infinity`: none), freeing what is beyond; each is
  * left as it is when not given. `main.js` has checked them.
@@ -173,6 +179,13 @@ export interface ContextPoolStats {
  * runs, and what the result is, as for [`compress`].
  */
 export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
+
+/**
+ * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
+ * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
+ * results (see `resolve`).
+ */
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {

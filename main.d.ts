@@ -46,6 +46,34 @@ export declare function decompressSync(data: Input, options?: DecompressOptions)
 /** Decompresses `data` on the libuv threadpool (or at once, when it is small). Every error is a rejection. */
 export declare function decompress(data: Input, options?: DecompressOptions): Promise<Buffer>
 
+/**
+ * How `compressMany` / `decompressMany` (and their sync forms) fail when some messages fail: with the first failure's own
+ * error (its `code` as a single call would give it), naming that message and carrying every message's result.
+ */
+export interface BatchError extends Error {
+  code: string
+  /** The index of the first message that failed. */
+  index: number
+  /** Every message's result, in order: its Buffer, or its Error. */
+  results: Array<Buffer | Error>
+}
+
+/**
+ * Compresses each message as `compress` would, with the same options: a Promise of the frames, in order. The messages
+ * are copied when it is called, then compressed a group at a time on the libuv threadpool (one group per thread with a
+ * core to run on), so the round trip to the threadpool is paid per group. Rejects with a `BatchError` if any fails.
+ */
+export declare function compressMany(inputs: readonly Input[], options?: number | CompressOptions): Promise<Buffer[]>
+/** `compressMany` on the calling thread; throws a `BatchError` if any message fails, once all have run. */
+export declare function compressManySync(inputs: readonly Input[], options?: number | CompressOptions): Buffer[]
+/**
+ * Decompresses each message as `decompress` would, each within the limits: a Promise of their contents, in order.
+ * `maxOutputLength` holds for each message, so the results together can reach the number of messages times it.
+ */
+export declare function decompressMany(inputs: readonly Input[], options?: DecompressOptions): Promise<Buffer[]>
+/** `decompressMany` on the calling thread; throws a `BatchError` if any message fails, once all have run. */
+export declare function decompressManySync(inputs: readonly Input[], options?: DecompressOptions): Buffer[]
+
 /** The lowest (fastest) compression level libzstd accepts. */
 export declare const MIN_LEVEL: number
 /** The highest compression level libzstd accepts (slowest, smallest output). */

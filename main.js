@@ -368,11 +368,12 @@ function asyncCall(start, input, settings) {
   return cancellable(settings.signal, (cancellation) => start(input, settings, cancellation))
 }
 
-/** Runs an async call with an AbortSignal: `start(cancellation)` makes the native call. */
-function cancellable(abortSignal, start) {
+/** Runs an async call with an AbortSignal: `start(cancellation)` makes the native call, and
+ * the signal calls `cancellation.cancel()` (a native Cancellation unless one is given). */
+function cancellable(abortSignal, start, given) {
   if (abortSignal.aborted) return Promise.reject(abortError(abortSignal))
   return new Promise((resolve, reject) => {
-    const cancellation = new binding.Cancellation()
+    const cancellation = given ?? new binding.Cancellation()
     let subscription
     let done = false
     const finish = (settle, value) => {
@@ -421,10 +422,13 @@ function cancellable(abortSignal, start) {
  * an object of options; it defaults to 3.
  */
 function compressSync(data, level) {
-  const input = bytes(data, 'data')
-  const { level: chosen, checksum, workers, dictionary } = compressOptions(level)
+  return compressNow(bytes(data, 'data'), compressOptions(level))
+}
+
+/** `compressSync` of an input and options already checked. */
+function compressNow(input, { level, checksum, workers, dictionary }) {
   const buffer = currentSlab()
-  return result(binding.compress(input, chosen, checksum, workers, dictionary, SYNC, buffer, slabUsed))
+  return result(binding.compress(input, level, checksum, workers, dictionary, SYNC, buffer, slabUsed))
 }
 
 /** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
@@ -450,8 +454,11 @@ function startCompress(input, options, cancellation) {
  * `windowLogMax`.
  */
 function decompressSync(data, options) {
-  const input = bytes(data, 'data')
-  const { maxOutputLength, windowLogMax, dictionary } = decompressOptions(options)
+  return decompressNow(bytes(data, 'data'), decompressOptions(options))
+}
+
+/** `decompressSync` of an input and options already checked. */
+function decompressNow(input, { maxOutputLength, windowLogMax, dictionary }) {
   const buffer = currentSlab()
   return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, SYNC, buffer, slabUsed))
 }
@@ -575,4 +582,15 @@ module.exports = {
   MAX_LEVEL,
   DEFAULT_LEVEL,
   ...require('./stream.js')({ binding, bytes, coded, compressOptions, decompressOptions, integer, invalidType, materialize }),
+  ...require('./many.js')({
+    binding,
+    bytes,
+    cancellable,
+    compressNow,
+    compressOptions,
+    decompressNow,
+    decompressOptions,
+    invalidType,
+    materialize,
+  }),
 }

@@ -255,11 +255,15 @@ describe('the package', () => {
     ).toEqual(
       [
         'compress',
+        'compressMany',
+        'compressManySync',
         'compressSync',
         'configurePool',
         'createCompressStream',
         'createDecompressStream',
         'decompress',
+        'decompressMany',
+        'decompressManySync',
         'decompressSync',
         'DEFAULT_LEVEL',
         'Dictionary',

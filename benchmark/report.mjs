@@ -193,6 +193,42 @@ function targets(cells, pairs) {
   return ['| target | measured | goal | ceiling | |', '|---|---:|---:|---:|---|', ...checks].join('\n')
 }
 
+/** The batch section: compressMany / decompressMany against single calls, peers and the floor. */
+function manySection(many) {
+  const md = [
+    '## Batches (`compressMany`, `decompressMany`)',
+    '',
+    `${many.messages} messages of each size (level 3), on ${many.node}, ${many.cores} cores: µs per message, the median of ${many.rounds} interleaved rounds.`,
+    '"All in flight" issues every message as a single async call, then awaits them all, as a server does. The floor is raw libzstd',
+    `with a reused context on one core (\`src/floor.rs\`); divided by ${many.cores}, it is what perfect use of every core would give, and the last column is`,
+    "that divided by the row's time (1 would be perfect).",
+    '',
+  ]
+  for (const op of ['compress', 'decompress']) {
+    for (const size of [...new Set(many.rows.map((row) => row.size))]) {
+      const rows = many.rows.filter((row) => row.op === op && row.size === size)
+      const floor = rows.find((row) => row.name.startsWith('raw libzstd'))
+      const peers = rows.filter((row) => row.name.startsWith('@'))
+      const best = peers.reduce((a, b) => (a && a.micros <= b.micros ? a : b), undefined)
+      md.push(
+        `**${op}, ${size >> 10} KiB**`,
+        '',
+        '| | µs per message | vs best peer | floor on all cores ÷ this |',
+        '|---|---:|---:|---:|',
+      )
+      for (const row of rows) {
+        const ratio = best && row !== best && !row.name.startsWith('raw') ? `${(best.micros / row.micros).toFixed(2)}x` : '–'
+        const cores = floor ? `${(floor.micros / many.cores / row.micros).toFixed(2)}` : '–'
+        md.push(
+          `| ${row.name} | ${row.micros.toFixed(1)} | ${ratio} | ${row.name.startsWith('raw') ? `${(floor.micros / many.cores).toFixed(1)} µs on all cores` : cores} |`,
+        )
+      }
+      md.push('')
+    }
+  }
+  return md
+}
+
 /** The memory section: RSS after each burst, pools keeping everything against the defaults. */
 function memorySection(memory) {
   const mib = (value) => (value === null || value === undefined ? '–' : `${Math.round(value)} MiB`)
@@ -508,6 +544,8 @@ export function writeReport({ major = '26', runs = 3, seconds } = {}) {
   }
   const streams = read(new URL('./results/stream.json', import.meta.url))
   if (streams?.oneShot) md.push('', ...streamSection(streams))
+  const many = read(new URL('./results/many.json', import.meta.url))
+  if (many?.rows) md.push('', ...manySection(many))
   const memory = read(new URL('./results/memory.json', import.meta.url))
   if (memory?.rows) md.push('', ...memorySection(memory))
   writeFileSync(new URL('./RESULTS.md', import.meta.url), `${md.join('\n')}\n`)

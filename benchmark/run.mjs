@@ -1,7 +1,8 @@
 // `npm run bench`: installs the peers, runs the suite (benchmark/zstd.bench.ts, the floor
 // included) on the newest Node (the only one with node:zlib zstd), measures multi-threaded
-// compression, dictionaries, streams and memory (benchmark/multithread.mjs,
-// benchmark/dictionary.mjs, benchmark/stream.mjs, benchmark/memory.mjs), then writes
+// compression, dictionaries, streams, the batch API and memory (benchmark/multithread.mjs,
+// benchmark/dictionary.mjs, benchmark/stream.mjs, benchmark/many.mjs, benchmark/memory.mjs),
+// then writes
 // benchmark/RESULTS.md and benchmark/chart.svg.
 // `npm run bench:quick` (or `node benchmark/run.mjs --quick`): a look in under a minute at a few
 // cells, printed, leaving the committed report alone.
@@ -81,6 +82,8 @@ console.log('Measuring dictionaries (benchmark/dictionary.mjs) ...')
 execFileSync(node, ['benchmark/dictionary.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring streams against node:zlib (benchmark/stream.mjs) ...')
 execFileSync(node, ['benchmark/stream.mjs'], { cwd: root, stdio: 'inherit' })
+console.log('Measuring the batch API (benchmark/many.mjs) ...')
+execFileSync(node, ['benchmark/many.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring memory after bursts and in a steady loop (benchmark/memory.mjs) ...')
 execFileSync(node, ['benchmark/memory.mjs'], { cwd: root, stdio: 'inherit' })
 writeReport({ major, runs, seconds: (Date.now() - started) / 1000 })

@@ -173,7 +173,7 @@ export async function fuzz({ seed = 1, iterations = Infinity, deadline = Infinit
   const below = generator(seed)
   const dicts = dictionaries()
   const frames = seeds(dicts)
-  const counts = { streamed: 0, 'stream compressed': 0 }
+  const counts = { streamed: 0, batched: 0, 'stream compressed': 0 }
   let executions = 0
   while (executions < iterations && Date.now() < deadline) {
     const base = frames[below(frames.length)]
@@ -205,6 +205,17 @@ export async function fuzz({ seed = 1, iterations = Infinity, deadline = Infinit
           throw new Error(
             `the decoders disagree: one-shot ${whole.code ?? `${whole.length} bytes`}, stream ${stream.code ?? `${stream.length} bytes`}`,
           )
+      }
+      if (below(16) === 0) {
+        // The same input twice in a batch: each exactly the one-shot result, or its failure.
+        counts.batched++
+        const batch = await settle(zstd.decompressMany([input, input], options))
+        const items = Array.isArray(batch) ? batch : batch.results
+        if (items?.length !== 2) throw new Error(`a batch failed as a whole: ${batch.code ?? batch}`)
+        for (const item of items) {
+          const same = Buffer.isBuffer(whole) ? Buffer.isBuffer(item) && item.equals(whole) : item.code === whole.code
+          if (!same) throw new Error(`a batch disagrees with the one-shot call: ${item.code ?? `${item.length} bytes`}`)
+        }
       }
       if (below(64) === 0) {
         counts['stream compressed']++

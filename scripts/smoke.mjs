@@ -41,23 +41,32 @@ zstd.decompress(frame).then((back) => { if (!back.equals(data)) throw new Error(
 )
 writeFileSync(
   join(project, 'check.mjs'),
-  `import zstd, { compress, decompress, createCompressStream, Dictionary } from 'zstd-pool'
+  `import zstd, { compress, decompress, createCompressStream, Dictionary, compressMany, decompressMany } from 'zstd-pool'
 const data = Buffer.from('smoke test '.repeat(1000))
 const back = await decompress(await compress(data, 3))
 if (!back.equals(data) || typeof createCompressStream !== 'function' || typeof Dictionary !== 'function') throw new Error('esm')
+const [one, two] = await decompressMany(await compressMany([data, 'two']))
+if (!one.equals(data) || two.toString() !== 'two') throw new Error('batch round trip')
 if (zstd.compress !== compress) throw new Error('default export')
 console.log('esm ok')`,
 )
 writeFileSync(
   join(project, 'check.ts'),
-  `import { compress, compressSync, decompressSync, Dictionary, createDecompressStream, type CompressOptions } from 'zstd-pool'
+  `import { compress, compressSync, decompressSync, Dictionary, createDecompressStream, compressMany, decompressManySync, type BatchError, type CompressOptions } from 'zstd-pool'
 const options: CompressOptions = { level: 3, checksum: true }
 const frame: Buffer = compressSync('typed', options)
 const text: string = decompressSync(frame).toString()
 const later: Promise<Buffer> = compress(new Uint8Array([1, 2, 3]), 19)
 const stream = createDecompressStream({ maxOutputLength: 1024 })
 const id: number = new Dictionary(Buffer.from('raw dictionary')).id
-void [text, later, stream, id]`,
+const many: Promise<Buffer[]> = compressMany(['a', new Uint8Array(2)], { level: 5 })
+let failedAt = -1
+try {
+  decompressManySync([frame, Buffer.from('x')])
+} catch (error) {
+  failedAt = (error as BatchError).index
+}
+void [text, later, stream, id, many, failedAt]`,
 )
 
 let passed = 0

@@ -5,7 +5,8 @@
 //!
 //! A call goes through three files: `main.js` (arguments, and the view of a small result),
 //! this file (the work), and `node.rs` (the few Node-API calls made by hand: result Buffers,
-//! the threadpool, errors). `stream.rs` holds the stream sessions. The rest is plain Rust: the
+//! the threadpool, errors). `stream.rs` holds the stream sessions, `batch.rs` the batches of
+//! `compressMany` / `decompressMany`. The rest is plain Rust: the
 //! pools (`pool.rs`, `mt.rs`), the codecs (`compress.rs`, `decompress.rs`), dictionaries
 //! (`dict.rs`) and the failures (`error.rs`).
 //!
@@ -16,6 +17,7 @@
 
 #![deny(clippy::all, clippy::undocumented_unsafe_blocks)]
 
+pub mod batch;
 pub mod compress;
 pub mod decompress;
 pub mod dict;
@@ -151,12 +153,12 @@ impl napi::bindgen_prelude::ObjectFinalize for PreparedDictionary {
   }
 }
 
-fn prepared(dictionary: Option<&PreparedDictionary>) -> Option<Arc<Prepared>> {
+pub(crate) fn prepared(dictionary: Option<&PreparedDictionary>) -> Option<Arc<Prepared>> {
   dictionary.map(|dictionary| dictionary.prepared.clone())
 }
 
 /// A copy of an input, for work that runs after the call returns.
-fn owned(input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
+pub(crate) fn owned(input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
   let mut copy = node::try_vec(input.len())?;
   copy.extend_from_slice(input);
   Ok(copy)
@@ -201,9 +203,9 @@ pub fn compress(
   result.map_err(|failure| node::throw(&env, failure))
 }
 
-struct CompressCall {
-  params: CompressParams,
-  dictionary: Option<Arc<Prepared>>,
+pub(crate) struct CompressCall {
+  pub(crate) params: CompressParams,
+  pub(crate) dictionary: Option<Arc<Prepared>>,
 }
 
 impl CompressCall {
@@ -248,7 +250,7 @@ impl CompressCall {
     Ok(written)
   }
 
-  fn compress_to_vec(&self, input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
+  pub(crate) fn compress_to_vec(&self, input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
     let mut output = node::try_vec(zstd_safe::compress_bound(input.len()))?;
     self.compress_into(input, &mut output)?;
     Ok(output)
@@ -330,9 +332,9 @@ pub fn decompress(
   call.run(&env, input, inline_micros, slab, slab_offset, cancellation).map_err(|failure| node::throw(&env, failure))
 }
 
-struct DecompressCall {
-  limits: Limits,
-  dictionary: Option<Arc<Prepared>>,
+pub(crate) struct DecompressCall {
+  pub(crate) limits: Limits,
+  pub(crate) dictionary: Option<Arc<Prepared>>,
 }
 
 impl DecompressCall {
@@ -404,7 +406,7 @@ impl DecompressCall {
 
   /// Decodes into native memory: frames of unknown size grow their buffer as they go, declared
   /// sizes are allocated fallibly.
-  fn decode_to_vec(&self, input: &[u8], plan: OutputPlan) -> std::result::Result<Vec<u8>, Failure> {
+  pub(crate) fn decode_to_vec(&self, input: &[u8], plan: OutputPlan) -> std::result::Result<Vec<u8>, Failure> {
     match plan {
       OutputPlan::Exact(len) => {
         let mut output = node::try_vec(len)?;

@@ -26,7 +26,7 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
@@ -51,6 +51,14 @@ impl ToNapiValue for Js {
 }
 
 impl Js {
+  pub fn from_raw(value: sys::napi_value) -> Self {
+    Self(value)
+  }
+
+  pub fn raw(&self) -> sys::napi_value {
+    self.0
+  }
+
   pub fn number(env: &Env, value: u32) -> Result<Self, Failure> {
     let mut result = ptr::null_mut();
     // SAFETY: on the JavaScript thread of `env` (this module's rule); runs no JavaScript.
@@ -79,7 +87,7 @@ pub fn guarded<T>(work: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failur
 /// The JavaScript error for `failure`: an `Error` or `RangeError` whose `code` names the cause,
 /// defined as its own property (so no `code` setter on `Error.prototype` runs). `None` when it
 /// could not be made; JavaScript that ran meanwhile may then have left an exception pending.
-fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
+pub(crate) fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
   let shape = failure.shape();
   let mut error = ptr::null_mut();
   let create = match shape.class {
@@ -353,6 +361,13 @@ pub trait Job: Send + 'static {
   /// The work itself; runs on a libuv thread and touches no JavaScript value.
   fn compute(&mut self) -> Result<Self::Output, Failure>;
 
+  /// `compute`, for work that can stop part way: `stop` turns true when the call is cancelled
+  /// while the work runs (work of many items checks it between items).
+  fn compute_until(&mut self, stop: &AtomicBool) -> Result<Self::Output, Failure> {
+    let _ = stop;
+    self.compute()
+  }
+
   /// Turns the output into the call's result, on the JavaScript thread.
   fn resolve(self, env: &Env, output: Self::Output) -> Result<Js, Failure>;
 }
@@ -366,6 +381,8 @@ const DONE: u8 = 3;
 struct WorkState {
   phase: AtomicU8,
   handle: AtomicPtr<sys::napi_async_work__>,
+  /// Set by `cancel()` even once the work runs: see [`Job::compute_until`].
+  stop: AtomicBool,
 }
 
 struct Work<J: Job> {
@@ -383,7 +400,8 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> 
   // Can run JavaScript (an async_hooks init hook): the job owns all it reads (see `Job`).
   // SAFETY: on the JavaScript thread of `env`; nothing here points into JavaScript memory.
   checked(unsafe { sys::napi_create_promise(raw_env, &mut deferred, &mut promise) }, "napi_create_promise")?;
-  let state = Arc::new(WorkState { phase: AtomicU8::new(QUEUED), handle: AtomicPtr::new(ptr::null_mut()) });
+  let state =
+    Arc::new(WorkState { phase: AtomicU8::new(QUEUED), handle: AtomicPtr::new(ptr::null_mut()), stop: AtomicBool::new(false) });
   let work = Box::into_raw(Box::new(Work { job, result: None, deferred, state: state.clone() }));
   let mut handle = ptr::null_mut();
   // From here libuv's callbacks own `work`: `execute` borrows it, `complete` frees it. Can run
@@ -432,7 +450,8 @@ unsafe extern "C" fn execute<J: Job>(_env: sys::napi_env, data: *mut c_void) {
   // SAFETY: `data` is the `Work<J>` that `queue` gave libuv, borrowed by nothing else meanwhile.
   let work = unsafe { &mut *data.cast::<Work<J>>() };
   if work.state.phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-    work.result = Some(guarded(|| work.job.compute()));
+    let (job, stop) = (&mut work.job, &work.state.stop);
+    work.result = Some(guarded(|| job.compute_until(stop)));
   }
 }
 
@@ -525,9 +544,10 @@ impl Cancellation {
   pub fn cancel(&self, env: Env) {
     let previous = std::mem::replace(&mut *self.lock(), Cancel::Done);
     match previous {
-      Cancel::Waiting => *self.lock() = Cancel::Requested,
+      // A second `cancel()` before the work is attached must not forget the first.
+      Cancel::Waiting | Cancel::Requested => *self.lock() = Cancel::Requested,
       Cancel::Attached(state) => cancel_work(&env, &state),
-      Cancel::Requested | Cancel::Done => {}
+      Cancel::Done => {}
     }
   }
 }
@@ -550,6 +570,8 @@ impl Cancellation {
 }
 
 fn cancel_work(env: &Env, state: &WorkState) {
+  // Work of many items that has started stops before its next item.
+  state.stop.store(true, Ordering::Release);
   if state.phase.compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
     let handle = state.handle.load(Ordering::Acquire);
     if !handle.is_null() {

@@ -1,0 +1,201 @@
+//! Batches: the work of many small calls as one threadpool work item, so that the round trip to
+//! the threadpool (tens of microseconds) is paid per batch rather than per call. `main.js` joins
+//! the async calls of a burst into batches and spreads them over the threadpool's threads; it
+//! also sends `compressMany` / `decompressMany` here.
+//!
+//! A batch is given its inputs end to end with their lengths, and copies them (its work runs
+//! after the call returns). Every item is a call of its own: its own pooled context, limits and
+//! failure, so one item failing costs no other item its result.
+
+use std::ffi::CString;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use napi::{sys, Env, Result};
+use napi_derive::napi;
+
+use crate::decompress::{self, Limits};
+use crate::error::Failure;
+use crate::node::{self, Cancellation, Js};
+use crate::{owned, prepared, CompressCall, CompressParams, DecompressCall, PreparedDictionary};
+
+/// The inputs of a batch, end to end, and where each ends.
+struct Items {
+  data: Vec<u8>,
+  ends: Vec<usize>,
+}
+
+impl Items {
+  /// A copy of `data`, cut as `lengths` says; they must add up to its length.
+  fn new(data: &[u8], lengths: &[u32]) -> std::result::Result<Self, Failure> {
+    let mut end = 0usize;
+    let ends = lengths
+      .iter()
+      .map(|&len| {
+        end += len as usize;
+        end
+      })
+      .collect();
+    if end != data.len() {
+      return Err(Failure::Unsupported("batch lengths that do not add up to its input"));
+    }
+    Ok(Self { data: owned(data)?, ends })
+  }
+
+  fn each(&self) -> impl Iterator<Item = &[u8]> {
+    let starts = std::iter::once(0).chain(self.ends.iter().copied());
+    starts.zip(self.ends.iter().copied()).map(|(start, end)| &self.data[start..end])
+  }
+}
+
+/// An item's work, unless the batch was cancelled while it ran: then the items left fail as
+/// aborted (their call has already rejected).
+fn until(
+  stop: &AtomicBool,
+  work: impl FnOnce() -> std::result::Result<Vec<u8>, Failure>,
+) -> std::result::Result<Vec<u8>, Failure> {
+  if stop.load(Ordering::Acquire) {
+    return Err(Failure::Aborted);
+  }
+  work()
+}
+
+/// Each item's output, or why it has none.
+type Outputs = Vec<std::result::Result<Vec<u8>, Failure>>;
+
+/// The batch's result: an array with each item's result (a Buffer, or a `NativeBytes` for
+/// `main.js` to move into one, as a single call's) or its error.
+fn resolve(env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
+  let mut elements = Vec::with_capacity(outputs.len());
+  for (index, output) in outputs.into_iter().enumerate() {
+    let value = match output {
+      Ok(bytes) => node::result_bytes(env, bytes)?.raw(),
+      Err(failure) => node::error_value(env, &failure).ok_or(Failure::Napi("an error"))?,
+    };
+    elements.push((index, value));
+  }
+  array(env, elements.len(), &elements)
+}
+
+/// An array of `len` with `elements` at their indices, defined as own properties (so that no
+/// setter on `Array.prototype` runs).
+fn array(env: &Env, len: usize, elements: &[(usize, sys::napi_value)]) -> std::result::Result<Js, Failure> {
+  let mut array = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; runs no JavaScript.
+  let status = unsafe { sys::napi_create_array_with_length(env.raw(), len, &mut array) };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::Napi("napi_create_array_with_length"));
+  }
+  let names: Vec<CString> = elements.iter().map(|(index, _)| CString::new(index.to_string()).unwrap_or_default()).collect();
+  let properties: Vec<_> = elements
+    .iter()
+    .zip(&names)
+    .map(|((_, value), name)| sys::napi_property_descriptor {
+      utf8name: name.as_ptr(),
+      name: ptr::null_mut(),
+      method: None,
+      getter: None,
+      setter: None,
+      value: *value,
+      attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
+      data: ptr::null_mut(),
+    })
+    .collect();
+  // SAFETY: on the JavaScript thread; `array` was just made; the names outlive the call.
+  let status = unsafe { sys::napi_define_properties(env.raw(), array, properties.len(), properties.as_ptr()) };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::Napi("napi_define_properties"));
+  }
+  Ok(Js::from_raw(array))
+}
+
+struct CompressBatch {
+  items: Items,
+  call: CompressCall,
+}
+
+impl node::Job for CompressBatch {
+  type Output = Outputs;
+  const NAME: &'static str = "zstd-pool:compress-batch";
+
+  fn compute(&mut self) -> std::result::Result<Outputs, Failure> {
+    self.compute_until(&AtomicBool::new(false))
+  }
+
+  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
+    let call = &self.call;
+    Ok(self.items.each().map(|input| until(stop, || call.compress_to_vec(input))).collect())
+  }
+
+  fn resolve(self, env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
+    resolve(env, outputs)
+  }
+}
+
+/// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
+/// `compress` would, on one threadpool thread; a Promise of their results (see `resolve`).
+#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
+pub fn compress_batch(
+  env: Env,
+  inputs: &[u8],
+  lengths: &[u32],
+  level: i32,
+  checksum: bool,
+  dictionary: Option<&PreparedDictionary>,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let call = CompressCall { params: CompressParams { level, checksum, workers: 0 }, dictionary: prepared(dictionary) };
+  let result = Items::new(inputs, lengths).and_then(|items| node::queue(&env, CompressBatch { items, call }, cancellation));
+  if let Some(dictionary) = dictionary {
+    dictionary.report(&env);
+  }
+  result.map_err(|failure| node::throw(&env, failure))
+}
+
+struct DecompressBatch {
+  items: Items,
+  call: DecompressCall,
+}
+
+impl node::Job for DecompressBatch {
+  type Output = Outputs;
+  const NAME: &'static str = "zstd-pool:decompress-batch";
+
+  fn compute(&mut self) -> std::result::Result<Outputs, Failure> {
+    self.compute_until(&AtomicBool::new(false))
+  }
+
+  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
+    let call = &self.call;
+    let decode = |input: &[u8]| {
+      let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
+      call.decode_to_vec(input, plan)
+    };
+    Ok(self.items.each().map(|input| until(stop, || decode(input))).collect())
+  }
+
+  fn resolve(self, env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
+    resolve(env, outputs)
+  }
+}
+
+/// Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
+/// `decompress` would, each within the limits, on one threadpool thread; a Promise of their
+/// results (see `resolve`).
+#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
+pub fn decompress_batch(
+  env: Env,
+  inputs: &[u8],
+  lengths: &[u32],
+  max_output_length: f64,
+  window_log_max: u32,
+  dictionary: Option<&PreparedDictionary>,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
+  let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
+  let call = DecompressCall { limits, dictionary: prepared(dictionary) };
+  Items::new(inputs, lengths)
+    .and_then(|items| node::queue(&env, DecompressBatch { items, call }, cancellation))
+    .map_err(|failure| node::throw(&env, failure))
+}
