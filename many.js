@@ -93,14 +93,15 @@ module.exports = function many({
     return { joined, lengths }
   }
 
-  /** The error of a batch in which some items failed: the first failure's error, naming its
-   * index, with every item's result (a Buffer, or an Error) in `results`. */
-  function batchError(results) {
+  /** Every item's result, if none failed; else throws the batch's error: the first failure's
+   * error, naming its index, with every item's result (a Buffer, or an Error) in `results`. */
+  function allOrFirstError(results) {
     const index = results.findIndex((value) => isNativeError(value))
+    if (index < 0) return results
     const error = results[index]
     Object.defineProperty(error, 'index', { value: index, writable: true, enumerable: false, configurable: true })
     Object.defineProperty(error, 'results', { value: results, writable: true, enumerable: false, configurable: true })
-    return error
+    throw error
   }
 
   /** An item's result: its Buffer (moved out of native memory if large), or its error. */
@@ -133,12 +134,7 @@ module.exports = function many({
         group.joined = undefined
         return pending
       })
-      return Promise.all(parts).then((parts) => {
-        const results = []
-        for (const part of parts) for (const value of part) results.push(resultOf(value))
-        if (results.some((value) => isNativeError(value))) throw batchError(results)
-        return results
-      })
+      return Promise.all(parts).then((parts) => allOrFirstError(parts.flat().map(resultOf)))
     }
     return withSignal(signal, groups.length, gather)
   }
@@ -193,10 +189,7 @@ module.exports = function many({
             return error
           }
         }),
-      ).then((results) => {
-        if (results.some((value) => isNativeError(value))) throw batchError(results)
-        return results
-      })
+      ).then(allOrFirstError)
     return withSignal(signal, inputs.length, gather)
   }
 
@@ -219,18 +212,15 @@ module.exports = function many({
   /** Runs `call` on each input in turn; the results, or the batch error once all have run. */
   function eachSync(inputs, call) {
     const results = new Array(inputs.length)
-    let failed = false
     for (let i = 0; i < inputs.length; i++) {
       try {
         results[i] = call(inputs[i])
       } catch (error) {
         if (!isNativeError(error)) throw error
         results[i] = error
-        failed = true
       }
     }
-    if (failed) throw batchError(results)
-    return results
+    return allOrFirstError(results)
   }
 
   /** `compressMany` on the calling thread: the frames, or it throws as `compressMany` rejects. */
