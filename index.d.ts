@@ -76,11 +76,22 @@ export declare class Floor {
   run(calls: number): void
 }
 
-/** A large result in native memory, waiting for `main.js` to move it into a Buffer. */
+/**
+ * A large result in native memory, waiting for `main.js` to move it into a Buffer; under WASI,
+ * every result that is not written into a staging area (`main.js` copies it out through
+ * `view`, which needs no `Buffer` in the runtime, and then calls `release`).
+ */
 export declare class NativeBytes {
   get length(): number
   /** Copies the bytes into `target`, a Buffer as long as they are, and frees them. */
   moveInto(target: Buffer): boolean
+  /**
+   * Under WASI, a `Uint8Array` over the bytes, in the module's memory, valid until `release`
+   * (the caller copies it out and drops it); `null` in native builds.
+   */
+  view(): Uint8Array | null
+  /** Frees the bytes. */
+  release(): void
 }
 
 /**
@@ -113,6 +124,8 @@ export interface Capabilities {
   resultsInPlace: boolean
   /** Results smaller than this go into the slab; `main.js` keeps at least this much room. */
   sharedBelow: number
+  /** Whether inputs and small results go through staging areas (see `staging.rs`): under WASI. */
+  staged: boolean
   maxIdleContextsLimit: number
   maxIdleMultithreadedContextsLimit: number
 }
@@ -124,7 +137,7 @@ export interface Capabilities {
  * time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
  * threadpool, and the result is a Promise. A result that runs here and is smaller than
  * `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
- * length; other results are Buffers.
+ * length; other results are Buffers (or, under WASI, `NativeBytes`).
  */
 export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
 
@@ -133,6 +146,13 @@ export declare function compress(input: Uint8Array, level: number, checksum: boo
  * `compress` would, on one threadpool thread; a Promise of their results (see `resolve`).
  */
 export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+
+/**
+ * [`compress`] under WASI: the input is the first `input_length` bytes of the staging area, and
+ * a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
+ * as can do: emnapi reads each argument in a round trip through JavaScript.
+ */
+export declare function compressStaged(inputLength: number, level: number, checksum: boolean, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -187,6 +207,9 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
  */
 export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
+/** [`decompress`] under WASI, as [`compress_staged`] is [`compress`]. */
+export declare function decompressStaged(inputLength: number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
+
 /** What a compression step does after taking its input. */
 export declare const enum Flush {
   /** Nothing more: output comes as libzstd has it. */
@@ -208,6 +231,13 @@ export interface PoolStats {
   /** How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit). */
   idleTimeoutMs: number
 }
+
+/**
+ * Frees the staging area and makes a new one of `len` bytes (see the module's documentation);
+ * `null` in native builds, which need none. The caller drops its view of the old area first:
+ * that memory goes back to the module's heap.
+ */
+export declare function stagingArea(len: number): Uint8Array | null
 
 /**
  * Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end

@@ -232,8 +232,9 @@ function decompressOptions(options) {
 // can defeat it, as it can defeat Node's own Buffer pool.
 
 const SLAB_SIZE = 8192
-const SHARED_BELOW = capabilities.sharedBelow
-const shareSlabs = capabilities.resultsInPlace && nodeMajor() >= 24 && untransferableMeansUndetachable()
+/** Results below this share a slab (under WASI, where native code writes no slab, the copies). */
+const SHARED_BELOW = Math.min(capabilities.sharedBelow, 4096)
+const shareSlabs = nodeMajor() >= 24 && untransferableMeansUndetachable()
 let slab = null
 let slabUsed = SLAB_SIZE
 
@@ -255,11 +256,65 @@ function untransferableMeansUndetachable() {
   }
 }
 
+// Under WASI (the WebAssembly build), a Buffer's memory lives outside the module's, and emnapi
+// copies each input's whole ArrayBuffer in (kept until it is collected) and each result out
+// through a fresh ArrayBuffer: most of the time of a small call. There, calls pass numbers only:
+// the input is copied into the staging area, a Uint8Array over the module's own memory, and a
+// result of up to `SHARED_BELOW` bytes is written past it and copied out here; larger results
+// come as NativeBytes, copied out through a view of their own (see src/staging.rs).
+
+const STAGED = capabilities.staged
+const STAGE_MIN = 2 << 20
+/** Room for a decompressed result: one that does not fit comes as NativeBytes. */
+const STAGE_ROOM = 1 << 20
+/** A staging area larger than this is replaced by a small one after the call that needed it. */
+const STAGE_KEEP = 8 << 20
+const MAX_STAGE = 2 ** 32 - 1
+const typedArraySet = Object.getPrototypeOf(Uint8Array.prototype).set
+const typedArraySubarray = Object.getPrototypeOf(Uint8Array.prototype).subarray
+let stage = null
+
+/** Where a small result is written in the staging area: past the input, 8-byte aligned. */
+let stageResultAt = 0
+
+/** Copies `input` into the staging area, with `room` bytes past it for the result, and returns
+ * its length, for a staged native call made right after, with nothing in between that could run
+ * other code (which could call back in). */
+function staged(input, room) {
+  const length = typedArrayGetters.byteLength.call(input)
+  stageResultAt = Math.ceil(length / 8) * 8
+  const wanted = stageResultAt + room
+  if (stage === null || typedArrayGetters.byteLength.call(stage) < wanted) replaceStage(wanted)
+  // A view whose memory is gone reads as no bytes (see `bytes`): there is nothing to copy.
+  if (length > 0) typedArraySet.call(stage, input)
+  return length
+}
+
+/** An upper bound of the size of `input` compressed (libzstd's ZSTD_COMPRESSBOUND, rounded up). */
+function compressBound(input) {
+  const length = typedArrayGetters.byteLength.call(input)
+  return length + Math.ceil(length / 256) + 1024
+}
+
+/** A new staging area of at least `wanted` bytes (a power of two while that fits in the
+ * module's 4 GiB), in place of the current one. */
+function replaceStage(wanted) {
+  stage = null
+  if (wanted > MAX_STAGE) {
+    throw coded(
+      new RangeError(`zstd-pool: an input of ${wanted} bytes with its result does not fit in WebAssembly memory`),
+      'ERR_MEMORY_ALLOCATION_FAILED',
+    )
+  }
+  const size = 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
+  stage = binding.stagingArea(size <= MAX_STAGE ? size : wanted)
+}
+
 /** The slab to pass to a native call: one with room for any small result. Call it right
  * before the native call, with nothing in between that could run other code (which could call
  * back in and move `slabUsed`). */
 function currentSlab() {
-  if (!shareSlabs) return undefined
+  if (!shareSlabs || !capabilities.resultsInPlace) return undefined
   if (SLAB_SIZE - slabUsed < SHARED_BELOW) {
     slab = allocUnsafeSlow(SLAB_SIZE)
     markAsUntransferable(slab.buffer)
@@ -269,15 +324,46 @@ function currentSlab() {
 }
 
 /** The call's result: the Buffer a native call returned, a view of the `length` bytes it wrote
- * into the slab, or a large result moved into a Buffer allocated here. Call it on the native
- * call's return value, before anything else runs. */
+ * into the slab (or a copy of them from the staging area), or a large result moved into a
+ * Buffer allocated here. Call it on the native call's return value, before anything else runs. */
 function result(value) {
+  if (STAGED) {
+    const output =
+      typeof value === 'number' ? copied(typedArraySubarray.call(stage, stageResultAt, stageResultAt + value)) : value
+    if (typedArrayGetters.byteLength.call(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
+    return materialize(output)
+  }
   if (typeof value !== 'number') return materialize(value)
   const start = slabUsed
   // Taken before the view is made, so a call made meanwhile cannot write over this result;
   // views stay 8-byte aligned, as in Node's pool.
   slabUsed = (start + value + 7) & ~7
   return slab.subarray(start, start + value)
+}
+
+/** A Buffer holding a copy of `view`, a result in the module's memory: carved from the slab
+ * when small and slabs can be shared, else with memory of its own. */
+function copied(view) {
+  const length = typedArrayGetters.byteLength.call(view)
+  let buffer
+  if (shareSlabs && length < SHARED_BELOW) {
+    if (slab === null || SLAB_SIZE - slabUsed < length) {
+      slab = allocUnsafeSlow(SLAB_SIZE)
+      markAsUntransferable(slab.buffer)
+      slabUsed = 0
+    }
+    const start = slabUsed
+    slabUsed = (start + length + 7) & ~7
+    buffer = slab.subarray(start, start + length)
+  } else {
+    try {
+      buffer = allocUnsafeSlow(length)
+    } catch {
+      throw coded(new RangeError(`could not allocate ${length} bytes`), 'ERR_MEMORY_ALLOCATION_FAILED')
+    }
+  }
+  typedArraySet.call(buffer, view)
+  return buffer
 }
 
 /**
@@ -287,6 +373,13 @@ function result(value) {
  */
 function materialize(value) {
   if (!(value instanceof NativeBytes)) return value
+  if (STAGED) {
+    try {
+      return copied(value.view())
+    } finally {
+      value.release()
+    }
+  }
   const length = value.length
   let buffer
   try {
@@ -427,6 +520,8 @@ function compressSync(data, level) {
 
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, { level, checksum, workers, dictionary }) {
+  if (STAGED)
+    return result(binding.compressStaged(staged(input, compressBound(input)), level, checksum, dictionary, SYNC, undefined))
   const buffer = currentSlab()
   return result(binding.compress(input, level, checksum, workers, dictionary, SYNC, buffer, slabUsed))
 }
@@ -443,8 +538,10 @@ function compress(data, level) {
 /** The native call of `compress`: its result, or a Promise of it. */
 function startCompress(input, options, cancellation) {
   const micros = inlineMicros()
-  const buffer = currentSlab()
   const { level, checksum, workers, dictionary } = options
+  if (STAGED)
+    return binding.compressStaged(staged(input, compressBound(input)), level, checksum, dictionary, micros, cancellation)
+  const buffer = currentSlab()
   return binding.compress(input, level, checksum, workers, dictionary, micros, buffer, slabUsed, cancellation)
 }
 
@@ -459,6 +556,9 @@ function decompressSync(data, options) {
 
 /** `decompressSync` of an input and options already checked. */
 function decompressNow(input, { maxOutputLength, windowLogMax, dictionary }) {
+  if (STAGED) {
+    return result(binding.decompressStaged(staged(input, STAGE_ROOM), maxOutputLength, windowLogMax, dictionary, SYNC, undefined))
+  }
   const buffer = currentSlab()
   return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, SYNC, buffer, slabUsed))
 }
@@ -475,8 +575,10 @@ function decompress(data, options) {
 /** The native call of `decompress`: its result, or a Promise of it. */
 function startDecompress(input, settings, cancellation) {
   const micros = inlineMicros()
-  const buffer = currentSlab()
   const { maxOutputLength, windowLogMax, dictionary } = settings
+  if (STAGED)
+    return binding.decompressStaged(staged(input, STAGE_ROOM), maxOutputLength, windowLogMax, dictionary, micros, cancellation)
+  const buffer = currentSlab()
   return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, micros, buffer, slabUsed, cancellation)
 }
 

@@ -1,7 +1,14 @@
 import { defineConfig } from 'vitest/config'
 
+// ZSTD_POOL_WASI=1 runs the suite against the WebAssembly build (npm run build:wasi first):
+// the package loads it in the test workers and in every process they start. Set there, not
+// here, because the flag would switch every napi-rs package in this process to WASI too,
+// vite's own bundler included.
+const wasi = process.env.ZSTD_POOL_WASI === '1'
+
 export default defineConfig({
   test: {
+    env: wasi ? { NAPI_RS_FORCE_WASI: 'error' } : {},
     include: ['__test__/**/*.spec.ts'],
     // Some tests collect garbage on purpose, to prove that async calls do not depend on
     // the caller's buffers staying alive.

@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 
 import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
-import { corpus, textOfLength } from './helpers'
+import { corpus, textOfLength, wasi } from './helpers'
 
 declare const gc: () => void
 
@@ -127,7 +127,8 @@ describe('AbortSignal', () => {
     controller.abort()
   })
 
-  it('cancels work whose signal is aborted while it is being queued (by an async_hooks hook)', async () => {
+  // emnapi (the WebAssembly build's Node-API) runs no async_hooks hook for the work it queues.
+  it.skipIf(wasi)('cancels work whose signal is aborted while it is being queued (by an async_hooks hook)', async () => {
     const { createHook } = await import('node:async_hooks')
     const controller = new AbortController()
     let armed = true

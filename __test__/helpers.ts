@@ -15,6 +15,9 @@ export const corpusFile = (name: string) => corpus.find((file) => file.name === 
 
 /** The reference `zstd` command-line tool. CI installs it and must run its tests; elsewhere
  * they are skipped when it is missing. */
+/** Whether the suite runs against the WebAssembly build (`npm run test:wasi`: see vitest.config.mts). */
+export const wasi = process.env.NAPI_RS_FORCE_WASI === 'error'
+
 export const skipWithoutZstdCli = spawnSync('zstd', ['--version']).status !== 0 && !process.env.CI
 
 /** Runs `zstd` with `input` on a pipe (so frames it writes do not record their size). */

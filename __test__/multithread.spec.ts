@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { compress, compressSync, configurePool, decompress, decompressSync, poolStats } from 'zstd-pool'
-import { skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
+import { skipWithoutZstdCli, textOfLength, wasi, zstdPiped } from './helpers'
 
 const big = textOfLength(20 << 20)
 const stats = () => poolStats().multithreaded
@@ -10,7 +10,8 @@ const stats = () => poolStats().multithreaded
 const { idleTimeoutMs } = configurePool({ idleTimeoutMs: Number.POSITIVE_INFINITY })
 afterAll(() => configurePool({ maxIdleMultithreadedContexts: 1, idleTimeoutMs }))
 
-describe('compress with workers', () => {
+// The WebAssembly build's libzstd has no threads (the WASI sysroot has no pthreads for C).
+describe.skipIf(wasi)('compress with workers', () => {
   it('round-trips large inputs compressed on worker threads, sync and async', async () => {
     const before = stats()
     const frame = compressSync(big, { level: 1, workers: 2 })
@@ -84,7 +85,17 @@ describe('compress with workers', () => {
   })
 })
 
-describe.skipIf(skipWithoutZstdCli)('multi-threaded frames and the zstd tool', () => {
+describe.runIf(wasi)('the WebAssembly build', () => {
+  it('says that it has no worker threads, and compresses with workers 0 or 1', () => {
+    expect(() => compressSync(big, { workers: 2 })).toThrowError(
+      expect.objectContaining({ code: 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM' }),
+    )
+    expect(decompressSync(compressSync(big, { level: 1, workers: 1 })).equals(big)).toBe(true)
+    expect(() => compressSync('x', { workers: -1 })).toThrow(RangeError)
+  })
+})
+
+describe.skipIf(skipWithoutZstdCli || wasi)('multi-threaded frames and the zstd tool', () => {
   it('the zstd tool decompresses them', () => {
     const frame = compressSync(big, { level: 3, workers: 2, checksum: true })
     expect(zstdPiped(['-d', '-c'], frame).equals(big)).toBe(true)

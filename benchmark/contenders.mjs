@@ -5,7 +5,7 @@ import { promisify } from 'node:util'
 import * as zlib from 'node:zlib'
 
 const requireRoot = createRequire(new URL('../package.json', import.meta.url))
-const requirePeer = createRequire(new URL('./peers/package.json', import.meta.url))
+export const requirePeer = createRequire(new URL('./peers/package.json', import.meta.url))
 export const LEVEL = 3
 
 const zstdPool = requireRoot('./main.js')

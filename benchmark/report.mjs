@@ -229,6 +229,35 @@ function manySection(many) {
   return md
 }
 
+/** The WebAssembly section: our wasm32-wasip1-threads build against the WebAssembly peers, under
+ * Node (results/wasm.json) and in Chromium (results/browser.json, from `npm run test:browser`). */
+function wasmSection(wasm, browser) {
+  const md = [
+    '## WebAssembly',
+    '',
+    'The WebAssembly build (`npm run build:wasi`: wasm32-wasip1-threads, libzstd with SIMD128 and bulk memory, no threads in libzstd) against',
+    '@bokuweb/zstd-wasm (libzstd compiled with Emscripten) and fzstd (a decoder in plain JavaScript), level 3, payloads cut from the corpus:',
+    `µs per call, the median of ${wasm.rounds} interleaved rounds. Async calls are awaited one at a time. The last column is @bokuweb/zstd-wasm's`,
+    'time over ours (above 1: ours is faster).',
+  ]
+  const table = (rows, where) => {
+    md.push('', `**${where}**`, '', '| | size | µs per call | vs @bokuweb/zstd-wasm |', '|---|---|---:|---:|')
+    for (const op of ['compress', 'decompress']) {
+      for (const size of [...new Set(rows.map((row) => row.size))]) {
+        const cell = rows.filter((row) => row.op === op && row.size === size)
+        const boku = cell.find((row) => row.name.startsWith('@bokuweb'))
+        for (const row of cell) {
+          const ratio = boku && row !== boku ? `${(boku.micros / row.micros).toFixed(2)}x` : '–'
+          md.push(`| ${op}: ${row.name} | ${size >> 10} KiB | ${row.micros.toFixed(1)} | ${ratio} |`)
+        }
+      }
+    }
+  }
+  table(wasm.rows, `Node (${wasm.node})`)
+  if (browser?.rows) table(browser.rows, `Chromium (${browser.browser}), in a page (\`examples/browser\`)`)
+  return md
+}
+
 /** The memory section: RSS after each burst, pools keeping everything against the defaults. */
 function memorySection(memory) {
   const mib = (value) => (value === null || value === undefined ? '–' : `${Math.round(value)} MiB`)
@@ -546,6 +575,8 @@ export function writeReport({ major = '26', runs = 3, seconds } = {}) {
   if (streams?.oneShot) md.push('', ...streamSection(streams))
   const many = read(new URL('./results/many.json', import.meta.url))
   if (many?.rows) md.push('', ...manySection(many))
+  const wasm = read(new URL('./results/wasm.json', import.meta.url))
+  if (wasm?.rows) md.push('', ...wasmSection(wasm, read(new URL('./results/browser.json', import.meta.url))))
   const memory = read(new URL('./results/memory.json', import.meta.url))
   if (memory?.rows) md.push('', ...memorySection(memory))
   writeFileSync(new URL('./RESULTS.md', import.meta.url), `${md.join('\n')}\n`)

@@ -1,7 +1,8 @@
 // `npm run bench`: installs the peers, runs the suite (benchmark/zstd.bench.ts, the floor
 // included) on the newest Node (the only one with node:zlib zstd), measures multi-threaded
-// compression, dictionaries, streams, the batch API and memory (benchmark/multithread.mjs,
-// benchmark/dictionary.mjs, benchmark/stream.mjs, benchmark/many.mjs, benchmark/memory.mjs),
+// compression, dictionaries, streams, the batch API, the WebAssembly build and memory
+// (benchmark/multithread.mjs, benchmark/dictionary.mjs, benchmark/stream.mjs, benchmark/many.mjs,
+// benchmark/wasm.mjs, benchmark/memory.mjs),
 // then writes
 // benchmark/RESULTS.md and benchmark/chart.svg.
 // `npm run bench:quick` (or `node benchmark/run.mjs --quick`): a look in under a minute at a few
@@ -84,6 +85,8 @@ console.log('Measuring streams against node:zlib (benchmark/stream.mjs) ...')
 execFileSync(node, ['benchmark/stream.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring the batch API (benchmark/many.mjs) ...')
 execFileSync(node, ['benchmark/many.mjs'], { cwd: root, stdio: 'inherit' })
+console.log('Measuring the WebAssembly build against the WebAssembly peers (benchmark/wasm.mjs) ...')
+execFileSync(node, ['benchmark/wasm.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring memory after bursts and in a steady loop (benchmark/memory.mjs) ...')
 execFileSync(node, ['benchmark/memory.mjs'], { cwd: root, stdio: 'inherit' })
 writeReport({ major, runs, seconds: (Date.now() - started) / 1000 })

@@ -178,7 +178,7 @@ export async function fuzz({ seed = 1, iterations = Infinity, deadline = Infinit
   while (executions < iterations && Date.now() < deadline) {
     const base = frames[below(frames.length)]
     const input = mutate(below, base.frame, frames[below(frames.length)].frame)
-    const options = { maxOutputLength: [1024, 1 << 20, 64 << 20][below(3)], windowLogMax: [23, 27, 31][below(3)] }
+    const options = { maxOutputLength: [1024, 1 << 20, 64 << 20][below(3)], windowLogMax: [23, 27, 30][below(3)] }
     // The frame's own dictionary most of the time, sometimes none or another.
     const dictionary = base.dictionary >= 0 && below(4) ? base.dictionary : below(3) - 1
     if (dictionary >= 0) options.dictionary = dicts[dictionary]

@@ -10,7 +10,7 @@ use crate::error::Failure;
 pub const DEFAULT_WINDOW_LOG_MAX: u32 = 27;
 /// The window bounds libzstd accepts on 64-bit targets.
 pub const MIN_WINDOW_LOG_MAX: u32 = 10;
-pub const MAX_WINDOW_LOG_MAX: u32 = 31;
+pub const MAX_WINDOW_LOG_MAX: u32 = if usize::BITS == 32 { 30 } else { 31 };
 
 /// What a decompression may cost: its output, and the window (history) a frame may ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

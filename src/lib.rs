@@ -26,6 +26,7 @@ mod floor;
 pub mod mt;
 mod node;
 pub mod pool;
+pub mod staging;
 pub mod stream;
 pub mod sweep;
 
@@ -45,7 +46,9 @@ use crate::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS, MAX_IDLE_LIMIT};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
 /// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
-const SHARED_BELOW: usize = 4096;
+/// Under WASI, where the slab is the staging area, a result is written there whenever it fits:
+/// copying it out in JavaScript costs less than any other way out of the module's memory.
+const SHARED_BELOW: usize = if cfg!(target_family = "wasm") { u32::MAX as usize } else { 4096 };
 
 /// A result Buffer is allocated before decoding, from the sizes the frames declare, only up to
 /// this (see [`upfront_limit`]); larger results are allocated by JavaScript.
@@ -78,6 +81,8 @@ pub struct Capabilities {
   pub results_in_place: bool,
   /// Results smaller than this go into the slab; `main.js` keeps at least this much room.
   pub shared_below: u32,
+  /// Whether inputs and small results go through staging areas (see `staging.rs`): under WASI.
+  pub staged: bool,
   pub max_idle_contexts_limit: u32,
   pub max_idle_multithreaded_contexts_limit: u32,
 }
@@ -93,6 +98,7 @@ pub fn capabilities() -> Capabilities {
     max_window_log_max: decompress::MAX_WINDOW_LOG_MAX,
     default_window_log_max: decompress::DEFAULT_WINDOW_LOG_MAX,
     results_in_place: RESULTS_IN_PLACE,
+    staged: cfg!(target_family = "wasm"),
     shared_below: SHARED_BELOW as u32,
     max_idle_contexts_limit: MAX_IDLE_LIMIT as u32,
     max_idle_multithreaded_contexts_limit: MAX_IDLE_MULTITHREADED,
@@ -115,7 +121,7 @@ impl PreparedDictionary {
   /// Prepares a copy of `bytes`. Fails if they are empty or their tables are corrupt.
   #[napi(constructor)]
   pub fn new(env: Env, bytes: &[u8]) -> Result<Self> {
-    let prepared = node::guarded(|| Prepared::new(bytes.to_vec())).map_err(|failure| node::throw(&env, failure))?;
+    let prepared = node::guarded(|| Prepared::new(owned(bytes)?)).map_err(|failure| node::throw(&env, failure))?;
     let dictionary = Self { prepared: Arc::new(prepared), reported: AtomicI64::new(0) };
     dictionary.report(&env);
     Ok(dictionary)
@@ -173,7 +179,7 @@ pub(crate) fn owned(input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
 /// time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
 /// threadpool, and the result is a Promise. A result that runs here and is smaller than
 /// `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
-/// length; other results are Buffers.
+/// length; other results are Buffers (or, under WASI, `NativeBytes`).
 #[napi(ts_return_type = "number | Buffer | Promise<Buffer>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress(
@@ -188,19 +194,28 @@ pub fn compress(
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call = CompressCall {
-    params: CompressParams { level, checksum, workers: mt::effective_workers(workers) },
-    dictionary: prepared(dictionary),
+  let call = CompressCall::new(level, checksum, workers, dictionary);
+  call.run(&env, input, inline_micros, slab, slab_offset, cancellation, dictionary)
+}
+
+/// [`compress`] under WASI: the input is the first `input_length` bytes of the staging area, and
+/// a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
+/// as can do: emnapi reads each argument in a round trip through JavaScript.
+#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+pub fn compress_staged(
+  env: Env,
+  input_length: u32,
+  level: i32,
+  checksum: bool,
+  dictionary: Option<&PreparedDictionary>,
+  inline_micros: f64,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let Some((input, slab, offset)) = staging::staged(input_length) else {
+    return Err(node::throw(&env, Failure::Napi("no staged input")));
   };
-  let result = if call.estimated_micros(input.len()) <= inline_micros {
-    call.run_here(&env, input, slab, slab_offset)
-  } else {
-    owned(input).and_then(|input| node::queue(&env, CompressJob { input, call }, cancellation))
-  };
-  if let Some(dictionary) = dictionary {
-    dictionary.report(&env);
-  }
-  result.map_err(|failure| node::throw(&env, failure))
+  let call = CompressCall::new(level, checksum, 0, dictionary);
+  call.run(&env, input, inline_micros, Some(slab), offset, cancellation, dictionary)
 }
 
 pub(crate) struct CompressCall {
@@ -209,6 +224,32 @@ pub(crate) struct CompressCall {
 }
 
 impl CompressCall {
+  fn new(level: i32, checksum: bool, workers: u32, dictionary: Option<&PreparedDictionary>) -> Self {
+    Self { params: CompressParams { level, checksum, workers: mt::effective_workers(workers) }, dictionary: prepared(dictionary) }
+  }
+
+  #[allow(clippy::too_many_arguments)]
+  fn run(
+    self,
+    env: &Env,
+    input: &[u8],
+    inline_micros: f64,
+    slab: Option<Target>,
+    slab_offset: u32,
+    cancellation: Option<&Cancellation>,
+    dictionary: Option<&PreparedDictionary>,
+  ) -> Result<Js> {
+    let result = if self.estimated_micros(input.len()) <= inline_micros {
+      self.run_here(env, input, slab, slab_offset)
+    } else {
+      owned(input).and_then(|input| node::queue(env, CompressJob { input, call: self }, cancellation))
+    };
+    if let Some(dictionary) = dictionary {
+      dictionary.report(env);
+    }
+    result.map_err(|failure| node::throw(env, failure))
+  }
+
   /// Worker threads pay only for inputs of several libzstd jobs; smaller ones compress on the
   /// calling thread, with a pooled context.
   fn multithreaded(&self, len: usize) -> bool {
@@ -326,10 +367,26 @@ pub fn decompress(
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
-  let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
-  let call = DecompressCall { limits, dictionary: prepared(dictionary) };
+  let call = DecompressCall::new(max_output_length, window_log_max, dictionary);
   call.run(&env, input, inline_micros, slab, slab_offset, cancellation).map_err(|failure| node::throw(&env, failure))
+}
+
+/// [`decompress`] under WASI, as [`compress_staged`] is [`compress`].
+#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+pub fn decompress_staged(
+  env: Env,
+  input_length: u32,
+  max_output_length: f64,
+  window_log_max: u32,
+  dictionary: Option<&PreparedDictionary>,
+  inline_micros: f64,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let Some((input, slab, offset)) = staging::staged(input_length) else {
+    return Err(node::throw(&env, Failure::Napi("no staged input")));
+  };
+  let call = DecompressCall::new(max_output_length, window_log_max, dictionary);
+  call.run(&env, input, inline_micros, Some(slab), offset, cancellation).map_err(|failure| node::throw(&env, failure))
 }
 
 pub(crate) struct DecompressCall {
@@ -338,6 +395,12 @@ pub(crate) struct DecompressCall {
 }
 
 impl DecompressCall {
+  fn new(max_output_length: f64, window_log_max: u32, dictionary: Option<&PreparedDictionary>) -> Self {
+    // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
+    let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
+    Self { limits, dictionary: prepared(dictionary) }
+  }
+
   fn run(
     self,
     env: &Env,

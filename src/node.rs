@@ -38,7 +38,8 @@ use crate::error::{ErrorClass, Failure};
 
 /// Whether native code can write a Buffer's memory in place. Under WASI (emnapi) a Buffer's
 /// memory lives outside the module's, and what the module writes through a pointer does not
-/// reach it; results are copied in whole instead.
+/// reach it: results are written only into staging areas (see `staging.rs`), or held natively
+/// and copied out by `main.js`.
 pub const RESULTS_IN_PLACE: bool = !cfg!(target_family = "wasm");
 
 /// A JavaScript value made here, handed to napi-rs as it is.
@@ -57,6 +58,13 @@ impl Js {
 
   pub fn raw(&self) -> sys::napi_value {
     self.0
+  }
+
+  pub fn null(env: &Env) -> Result<Self, Failure> {
+    let mut result = ptr::null_mut();
+    // SAFETY: on the JavaScript thread of `env` (this module's rule); runs no JavaScript.
+    let status = unsafe { sys::napi_get_null(env.raw(), &mut result) };
+    checked(status, "napi_get_null").map(|()| Self(result))
   }
 
   pub fn number(env: &Env, value: u32) -> Result<Self, Failure> {
@@ -215,7 +223,7 @@ pub const JS_ALLOCATES_FROM: usize = 64 << 20;
 /// itself. Node 20 and 22 abort the process when native code cannot get a Buffer; allocating
 /// in JavaScript throws a `RangeError` instead, and large allocations are the ones that fail.
 pub fn result_bytes(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
-  if bytes.len() < JS_ALLOCATES_FROM || !RESULTS_IN_PLACE {
+  if bytes.len() < JS_ALLOCATES_FROM && RESULTS_IN_PLACE {
     return buffer_copy(env, &bytes);
   }
   let native = NativeBytes { bytes: Mutex::new(bytes) };
@@ -223,7 +231,9 @@ pub fn result_bytes(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
   unsafe { NativeBytes::to_napi_value(env.raw(), native) }.map(Js).map_err(|_| Failure::Napi("NativeBytes"))
 }
 
-/// A large result in native memory, waiting for `main.js` to move it into a Buffer.
+/// A large result in native memory, waiting for `main.js` to move it into a Buffer; under WASI,
+/// every result that is not written into a staging area (`main.js` copies it out through
+/// `view`, which needs no `Buffer` in the runtime, and then calls `release`).
 #[napi]
 pub struct NativeBytes {
   bytes: Mutex<Vec<u8>>,
@@ -249,6 +259,23 @@ impl NativeBytes {
     room.write(&bytes);
     true
   }
+
+  /// Under WASI, a `Uint8Array` over the bytes, in the module's memory, valid until `release`
+  /// (the caller copies it out and drops it); `null` in native builds.
+  #[napi(ts_return_type = "Uint8Array | null")]
+  pub fn view(&self, env: Env) -> napi::Result<Js> {
+    #[cfg(target_family = "wasm")]
+    let view = crate::staging::view(&env, &self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+    #[cfg(not(target_family = "wasm"))]
+    let view = Js::null(&env);
+    view.map_err(|failure| throw(&env, failure))
+  }
+
+  /// Frees the bytes.
+  #[napi]
+  pub fn release(&self) {
+    drop(std::mem::take(&mut *self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())));
+  }
 }
 
 /// A new Buffer of `len` bytes, written by `fill` before any JavaScript can see it: the result
@@ -261,7 +288,8 @@ pub fn filled_buffer(env: &Env, len: usize, fill: impl FnOnce(&mut Uninit<'_>) -
     let mut output = Uninit { data: NonNull::from(&mut bytes[..]).cast(), capacity: len, filled: 0, _memory: PhantomData };
     fill(&mut output)?;
     let filled = output.filled();
-    return buffer_copy(env, &bytes[..filled]);
+    bytes.truncate(filled);
+    return result_bytes(env, bytes);
   }
   let mut data = ptr::null_mut();
   let mut value = ptr::null_mut();
@@ -323,6 +351,12 @@ impl TypeName for Target {
 impl ValidateNapiValue for Target {}
 
 impl Target {
+  /// The `len` bytes at `data`, which the caller keeps valid as for any target.
+  #[cfg(target_family = "wasm")]
+  pub fn from_raw(data: *mut u8, len: usize) -> Self {
+    Self { data, len }
+  }
+
   /// `len` bytes of the target from `offset` on, to write a result into, if it has that much
   /// room there and it does not overlap `input`.
   ///
@@ -330,7 +364,7 @@ impl Target {
   /// holds it for the call), as long as no JavaScript runs meanwhile: the callers write it and
   /// return, running none.
   pub fn room(&mut self, offset: u32, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
-    if !RESULTS_IN_PLACE || self.data.is_null() {
+    if self.data.is_null() {
       return None;
     }
     let offset = offset as usize;
@@ -339,6 +373,10 @@ impl Target {
     }
     // SAFETY: `offset <= self.len`, and `self.data` points at the target's `self.len` bytes.
     let start = unsafe { self.data.add(offset) };
+    #[cfg(target_family = "wasm")]
+    if !crate::staging::contains(start as usize, len) {
+      return None;
+    }
     let (input_start, input_end) = (input.as_ptr() as usize, input.as_ptr() as usize + input.len());
     if (start as usize) < input_end && input_start < start as usize + len {
       return None;

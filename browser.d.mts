@@ -1,0 +1,44 @@
+// zstd-pool in a browser: the WebAssembly build, with the one-shot API of the Node entry.
+// Results are Uint8Arrays. See README.md, "In the browser".
+
+export type Input = ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string
+
+export interface CompressOptions {
+  /** MIN_LEVEL to MAX_LEVEL; 3 by default. */
+  level?: number
+  /** Record a checksum of the content in the frame. */
+  checksum?: boolean
+  /** 0 or 1: the WebAssembly build has no multi-threading. */
+  workers?: number
+  dictionary?: Dictionary
+  /** Promise functions only. */
+  signal?: AbortSignal
+}
+
+export interface DecompressOptions {
+  /** Fail with ERR_BUFFER_TOO_LARGE rather than produce more than this; 2^32 - 1 by default. */
+  maxOutputLength?: number
+  /** Refuse frames needing a window above 2^windowLogMax bytes: 10 to 30, 27 by default. */
+  windowLogMax?: number
+  dictionary?: Dictionary
+  /** Promise functions only. */
+  signal?: AbortSignal
+}
+
+export function compressSync(data: Input, level?: number | CompressOptions): Uint8Array
+export function compress(data: Input, level?: number | CompressOptions): Promise<Uint8Array>
+export function decompressSync(data: Input, options?: DecompressOptions): Uint8Array
+export function decompress(data: Input, options?: DecompressOptions): Promise<Uint8Array>
+
+/** A zstd dictionary (from `zstd --train` or trainDictionary in Node), prepared once. */
+export class Dictionary {
+  constructor(data: Input)
+  /** The dictionary ID that frames made with it record; 0 for raw content, which has none. */
+  readonly id: number
+  /** The dictionary's size in bytes. */
+  readonly size: number
+}
+
+export const MIN_LEVEL: number
+export const MAX_LEVEL: number
+export const DEFAULT_LEVEL: number

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the WebAssembly fallback (wasm32-wasip1-threads) next to index.js, where the generated
+# loader finds it (zstd-pool.wasi.cjs, zstd-pool.wasi-browser.js, the workers and the .wasm;
+# the release workflow moves them into npm/wasm32-wasi with `napi artifacts`). libzstd is single-threaded there (the WASI
+# sysroot here has no pthreads for C), so `workers` reports that it is unavailable.
+# Run the suite against it with: npm run test:wasi
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v clang >/dev/null || [ ! -d /usr/include/wasm32-wasi ]; then
+  apt-get update -qq
+  apt-get install -y -qq clang wasi-libc libclang-rt-14-dev-wasm32 >/dev/null
+fi
+rustup target add wasm32-wasip1-threads >/dev/null 2>&1
+
+# clang 14 does not know the wasip1 triple: name the target it knows. Bulk memory makes memcpy
+# and memset single instructions; SIMD128 (in every browser since 2023 and in Node 16 on) lets
+# clang vectorise libzstd's copies. Tracing is compiled out as in the native build.
+export CFLAGS_wasm32_wasip1_threads="--target=wasm32-wasi -matomics -mbulk-memory -msimd128 -DZSTD_TRACE=0"
+export CARGO_TARGET_WASM32_WASIP1_THREADS_RUSTFLAGS="-C target-feature=+simd128"
+# A separate output directory: a native `napi build` deletes the WASI outputs it finds, and
+# this one regenerates index.js as it should be.
+out=$(mktemp -d)
+npx napi build --platform --release --target wasm32-wasip1-threads --output-dir "$out" >/dev/null
+# The loader prefers a .debug.wasm when one is present; the release module is what ships.
+cp "$out"/zstd-pool.wasm32-wasi.wasm "$out"/zstd-pool.wasi.cjs "$out"/zstd-pool.wasi-browser.js \
+  "$out"/wasi-worker.mjs "$out"/wasi-worker-browser.mjs .
+rm -rf "$out"
+ls -l zstd-pool.wasm32-wasi.wasm

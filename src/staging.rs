@@ -1,0 +1,184 @@
+//! The staging area: the WebAssembly build's way in and out of the module's memory.
+//!
+//! Under WASI (emnapi), a JavaScript buffer's memory lives outside the module's linear memory.
+//! Handed a Buffer, emnapi copies the whole `ArrayBuffer` behind it (8 KiB for a small pooled
+//! Buffer) into a fresh allocation of the module's heap, kept until that `ArrayBuffer` is
+//! collected; a view of the module's memory is recognised only while the `SharedArrayBuffer` it
+//! was made on is still the memory's current one, else by catching an exception; and a result
+//! Buffer is a copy into a fresh `ArrayBuffer`, which needs `Buffer` (absent in browsers).
+//! Profiled on Node 20, that was most of the time of a 1 KiB call.
+//!
+//! So under WASI, calls pass numbers only. The staging area is one native allocation, which
+//! JavaScript sees as a `Uint8Array` over the module's memory (an emnapi memory view, which stays
+//! usable as the memory grows): `main.js` copies an input into it and passes its length, native
+//! code reads it in place and writes a small result past it, which `main.js` copies out. Larger
+//! results stay native ([`crate::node::NativeBytes`]) and are copied out through a view of their
+//! own. The area is replaced (and the old one freed) only by `staging_area`, called by `main.js`
+//! between calls, so it never changes during a call.
+//!
+//! Native builds need none of this: `staging_area` returns `null` there, and no input is staged.
+
+use napi::{Env, Result};
+use napi_derive::napi;
+
+use crate::node::{Js, Target};
+
+/// Frees the staging area and makes a new one of `len` bytes (see the module's documentation);
+/// `null` in native builds, which need none. The caller drops its view of the old area first:
+/// that memory goes back to the module's heap.
+#[napi(ts_return_type = "Uint8Array | null")]
+pub fn staging_area(env: Env, len: u32) -> Result<Js> {
+  #[cfg(target_family = "wasm")]
+  return imp::replace(&env, len as usize).map_err(|failure| crate::node::throw(&env, failure));
+  #[cfg(not(target_family = "wasm"))]
+  {
+    let _ = len;
+    Js::null(&env).map_err(|failure| crate::node::throw(&env, failure))
+  }
+}
+
+/// A staged call's input, the first `input_length` bytes of the staging area, and where its
+/// result may be written: the area, from the first 8-byte boundary past the input. Valid until
+/// the call returns: the area is replaced only by `staging_area`. `None` in native builds.
+pub fn staged<'a>(input_length: u32) -> Option<(&'a [u8], Target, u32)> {
+  #[cfg(target_family = "wasm")]
+  return imp::staged(input_length as usize).map(|(input, area)| (input, area, input_length.saturating_add(7) & !7));
+  #[cfg(not(target_family = "wasm"))]
+  {
+    let _ = input_length;
+    None
+  }
+}
+
+#[cfg(target_family = "wasm")]
+pub use imp::{contains, view};
+
+#[cfg(target_family = "wasm")]
+mod imp {
+  use std::ffi::c_void;
+  use std::ptr;
+  use std::sync::atomic::{AtomicUsize, Ordering};
+  use std::sync::Mutex;
+
+  use napi::{sys, Env};
+
+  use crate::error::Failure;
+  use crate::node::{Js, Target};
+
+  #[link(wasm_import_module = "emnapi")]
+  extern "C" {
+    /// emnapi's typed array over `byte_length` bytes of the module's memory at `external_data`
+    /// (`typedarray_type` 1: `Uint8Array`), calling `finalize_cb` when it is collected.
+    fn emnapi_create_memory_view(
+      env: sys::napi_env,
+      typedarray_type: i32,
+      external_data: *mut c_void,
+      byte_length: usize,
+      finalize_cb: sys::napi_finalize,
+      finalize_hint: *mut c_void,
+      result: *mut sys::napi_value,
+    ) -> sys::napi_status;
+  }
+
+  const UINT8_ARRAY: i32 = 1;
+
+  /// The staging area and its generation (which a collected view names, so that it frees only
+  /// the area it was made for).
+  struct Area {
+    memory: Box<[u8]>,
+    generation: usize,
+  }
+
+  static AREA: Mutex<Option<Area>> = Mutex::new(None);
+  static GENERATION: AtomicUsize = AtomicUsize::new(0);
+
+  fn area() -> std::sync::MutexGuard<'static, Option<Area>> {
+    AREA.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+  }
+
+  pub(super) fn replace(env: &Env, len: usize) -> Result<Js, Failure> {
+    drop(area().take());
+    let mut memory = Vec::new();
+    memory.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
+    memory.resize(len, 0);
+    let mut memory = memory.into_boxed_slice();
+    let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut value = ptr::null_mut();
+    // SAFETY: on the JavaScript thread of `env`; `memory` is `len` bytes, kept in `AREA` until
+    // the next `replace` or the view's finalizer (for this generation) frees it; `main.js` drops
+    // the view before replacing it. Runs no JavaScript.
+    let status = unsafe {
+      emnapi_create_memory_view(
+        env.raw(),
+        UINT8_ARRAY,
+        memory.as_mut_ptr().cast(),
+        len,
+        Some(finalize),
+        generation as *mut c_void,
+        &mut value,
+      )
+    };
+    if status != sys::Status::napi_ok {
+      return Err(Failure::OutOfMemory { bytes: len });
+    }
+    *area() = Some(Area { memory, generation });
+    Ok(Js::from_raw(value))
+  }
+
+  unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+    let freed = {
+      let mut area = area();
+      if area.as_ref().is_some_and(|area| area.generation == hint as usize) {
+        area.take()
+      } else {
+        None
+      }
+    };
+    drop(freed);
+  }
+
+  pub(super) fn staged<'a>(len: usize) -> Option<(&'a [u8], Target)> {
+    let mut area = area();
+    let memory = &mut area.as_mut()?.memory;
+    if len > memory.len() {
+      return None;
+    }
+    let (data, capacity) = (memory.as_mut_ptr(), memory.len());
+    // SAFETY: the area's memory stays allocated, unmoved and unwritten by JavaScript until
+    // `staging_area` or a finalizer replaces it, which only JavaScript can cause, and the caller
+    // (a native call) runs none before it is done with the input.
+    let input = unsafe { std::slice::from_raw_parts(data.cast_const(), len) };
+    Some((input, Target::from_raw(data, capacity)))
+  }
+
+  /// Whether `len` bytes at `address` lie in the staging area: under WASI, the one memory that
+  /// JavaScript sees and native code can write.
+  pub fn contains(address: usize, len: usize) -> bool {
+    area().as_ref().is_some_and(|area| {
+      let start = area.memory.as_ptr() as usize;
+      address >= start && address.saturating_add(len) <= start + area.memory.len()
+    })
+  }
+
+  /// A view of `bytes`, which the caller keeps unmoved until JavaScript has dropped the view.
+  pub fn view(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
+    let mut value = ptr::null_mut();
+    // SAFETY: on the JavaScript thread of `env`; `bytes` is readable. No finalizer: the caller
+    // owns the memory. Runs no JavaScript.
+    let status = unsafe {
+      emnapi_create_memory_view(
+        env.raw(),
+        UINT8_ARRAY,
+        bytes.as_ptr().cast_mut().cast(),
+        bytes.len(),
+        None,
+        ptr::null_mut(),
+        &mut value,
+      )
+    };
+    if status != sys::Status::napi_ok {
+      return Err(Failure::Napi("emnapi_create_memory_view"));
+    }
+    Ok(Js::from_raw(value))
+  }
+}
