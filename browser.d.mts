@@ -1,5 +1,5 @@
 // zstd-pool in a browser: the WebAssembly build, with the one-shot API of the Node entry.
-// Results are Uint8Arrays. See README.md, "In the browser".
+// Results are Uint8Arrays. See README.md, "WebAssembly and the browser".
 
 export type Input = ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string
 
@@ -25,10 +25,10 @@ export interface DecompressOptions {
   signal?: AbortSignal
 }
 
-export function compressSync(data: Input, level?: number | CompressOptions): Uint8Array
-export function compress(data: Input, level?: number | CompressOptions): Promise<Uint8Array>
-export function decompressSync(data: Input, options?: DecompressOptions): Uint8Array
-export function decompress(data: Input, options?: DecompressOptions): Promise<Uint8Array>
+export function compressSync(data: Input, level?: number | CompressOptions): Uint8Array<ArrayBuffer>
+export function compress(data: Input, level?: number | CompressOptions): Promise<Uint8Array<ArrayBuffer>>
+export function decompressSync(data: Input, options?: DecompressOptions): Uint8Array<ArrayBuffer>
+export function decompress(data: Input, options?: DecompressOptions): Promise<Uint8Array<ArrayBuffer>>
 
 /** A zstd dictionary (from `zstd --train` or trainDictionary in Node), prepared once. */
 export class Dictionary {
