@@ -141,7 +141,8 @@ function staged(input, room) {
   const length = input.byteLength
   stageResultAt = Math.ceil(length / 8) * 8
   const wanted = stageResultAt + room
-  if (stage === null || stage.byteLength < wanted) replaceStage(wanted)
+  const size = stage === null ? 0 : stage.byteLength
+  if (size < wanted || (size > STAGE_KEEP && wanted <= STAGE_KEEP)) replaceStage(wanted)
   if (length > 0) stage.set(input)
   return length
 }
@@ -154,8 +155,13 @@ function replaceStage(wanted) {
       'ERR_MEMORY_ALLOCATION_FAILED',
     )
   }
-  const size = 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
+  const size = wanted > STAGE_KEEP ? wanted : 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
   stage = stagingArea(size <= MAX_LENGTH ? size : wanted)
+}
+
+/** No room past a large async input: its work is queued and produces its result elsewhere. */
+function asyncRoom(input, room) {
+  return input.byteLength > STAGE_KEEP ? 0 : room
 }
 
 function compressBound(input) {
@@ -204,7 +210,14 @@ export function compress(data, level) {
     return [
       options.signal,
       (cancellation) =>
-        compressStaged(staged(input, compressBound(input)), chosen, checksum, prepared, INLINE_MICROS, cancellation),
+        compressStaged(
+          staged(input, asyncRoom(input, compressBound(input))),
+          chosen,
+          checksum,
+          prepared,
+          INLINE_MICROS,
+          cancellation,
+        ),
     ]
   })
 }
@@ -218,7 +231,14 @@ export function decompress(data, options) {
     return [
       settings.signal,
       (cancellation) =>
-        decompressStaged(staged(input, STAGE_ROOM), maxOutputLength, windowLogMax, prepared, INLINE_MICROS, cancellation),
+        decompressStaged(
+          staged(input, asyncRoom(input, STAGE_ROOM)),
+          maxOutputLength,
+          windowLogMax,
+          prepared,
+          INLINE_MICROS,
+          cancellation,
+        ),
     ]
   })
 }

@@ -284,10 +284,17 @@ function staged(input, room) {
   const length = typedArrayGetters.byteLength.call(input)
   stageResultAt = Math.ceil(length / 8) * 8
   const wanted = stageResultAt + room
-  if (stage === null || typedArrayGetters.byteLength.call(stage) < wanted) replaceStage(wanted)
+  const size = stage === null ? 0 : typedArrayGetters.byteLength.call(stage)
+  if (size < wanted || (size > STAGE_KEEP && wanted <= STAGE_KEEP)) replaceStage(wanted)
   // A view whose memory is gone reads as no bytes (see `bytes`): there is nothing to copy.
   if (length > 0) typedArraySet.call(stage, input)
   return length
+}
+
+/** The room to keep past the input of an async call: none for a large input, whose work is
+ * queued and produces its result elsewhere (an area twice its size would only cost time). */
+function asyncRoom(input, room) {
+  return typedArrayGetters.byteLength.call(input) > STAGE_KEEP ? 0 : room
 }
 
 /** An upper bound of the size of `input` compressed (libzstd's ZSTD_COMPRESSBOUND, rounded up). */
@@ -296,8 +303,8 @@ function compressBound(input) {
   return length + Math.ceil(length / 256) + 1024
 }
 
-/** A new staging area of at least `wanted` bytes (a power of two while that fits in the
- * module's 4 GiB), in place of the current one. */
+/** A new staging area of at least `wanted` bytes (a power of two up to STAGE_KEEP), in place
+ * of the current one. */
 function replaceStage(wanted) {
   stage = null
   if (wanted > MAX_STAGE) {
@@ -306,7 +313,7 @@ function replaceStage(wanted) {
       'ERR_MEMORY_ALLOCATION_FAILED',
     )
   }
-  const size = 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
+  const size = wanted > STAGE_KEEP ? wanted : 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
   stage = binding.stagingArea(size <= MAX_STAGE ? size : wanted)
 }
 
@@ -540,7 +547,14 @@ function startCompress(input, options, cancellation) {
   const micros = inlineMicros()
   const { level, checksum, workers, dictionary } = options
   if (STAGED)
-    return binding.compressStaged(staged(input, compressBound(input)), level, checksum, dictionary, micros, cancellation)
+    return binding.compressStaged(
+      staged(input, asyncRoom(input, compressBound(input))),
+      level,
+      checksum,
+      dictionary,
+      micros,
+      cancellation,
+    )
   const buffer = currentSlab()
   return binding.compress(input, level, checksum, workers, dictionary, micros, buffer, slabUsed, cancellation)
 }
@@ -577,7 +591,14 @@ function startDecompress(input, settings, cancellation) {
   const micros = inlineMicros()
   const { maxOutputLength, windowLogMax, dictionary } = settings
   if (STAGED)
-    return binding.decompressStaged(staged(input, STAGE_ROOM), maxOutputLength, windowLogMax, dictionary, micros, cancellation)
+    return binding.decompressStaged(
+      staged(input, asyncRoom(input, STAGE_ROOM)),
+      maxOutputLength,
+      windowLogMax,
+      dictionary,
+      micros,
+      cancellation,
+    )
   const buffer = currentSlab()
   return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, micros, buffer, slabUsed, cancellation)
 }

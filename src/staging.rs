@@ -56,6 +56,7 @@ pub use imp::{contains, view};
 #[cfg(target_family = "wasm")]
 mod imp {
   use std::ffi::c_void;
+  use std::mem::MaybeUninit;
   use std::ptr;
   use std::sync::atomic::{AtomicUsize, Ordering};
   use std::sync::Mutex;
@@ -85,7 +86,9 @@ mod imp {
   /// The staging area and its generation (which a collected view names, so that it frees only
   /// the area it was made for).
   struct Area {
-    memory: Box<[u8]>,
+    /// Never read here before JavaScript or a call has written it: left uninitialised, as
+    /// zeroing an area made for a large input cost more than the copy into it.
+    memory: Box<[MaybeUninit<u8>]>,
     generation: usize,
   }
 
@@ -98,9 +101,10 @@ mod imp {
 
   pub(super) fn replace(env: &Env, len: usize) -> Result<Js, Failure> {
     drop(area().take());
-    let mut memory = Vec::new();
+    let mut memory = Vec::<MaybeUninit<u8>>::new();
     memory.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
-    memory.resize(len, 0);
+    // SAFETY: the capacity is `len`, and any bytes are valid `MaybeUninit<u8>`.
+    unsafe { memory.set_len(len) };
     let mut memory = memory.into_boxed_slice();
     let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
     let mut value = ptr::null_mut();
@@ -143,10 +147,11 @@ mod imp {
     if len > memory.len() {
       return None;
     }
-    let (data, capacity) = (memory.as_mut_ptr(), memory.len());
+    let (data, capacity) = (memory.as_mut_ptr().cast::<u8>(), memory.len());
     // SAFETY: the area's memory stays allocated, unmoved and unwritten by JavaScript until
     // `staging_area` or a finalizer replaces it, which only JavaScript can cause, and the caller
-    // (a native call) runs none before it is done with the input.
+    // (a native call) runs none before it is done with the input. Its first `len` bytes are the
+    // input, which `main.js` wrote there (as JavaScript writes any Buffer a call reads).
     let input = unsafe { std::slice::from_raw_parts(data.cast_const(), len) };
     Some((input, Target::from_raw(data, capacity)))
   }
