@@ -15,15 +15,33 @@ import {
   NativeBytes,
   PreparedDictionary,
   stagingArea,
+  stagingOwner,
 } from 'zstd-pool-wasm32-wasi'
+
+// Taken once, so that code patching them later cannot run in the middle of a call.
+const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype)
+const getter = (prototype, name) => Object.getOwnPropertyDescriptor(prototype, name).get
+const viewBuffer = getter(typedArrayPrototype, 'buffer')
+const viewOffset = getter(typedArrayPrototype, 'byteOffset')
+const viewLength = getter(typedArrayPrototype, 'byteLength')
+const viewTag = getter(typedArrayPrototype, Symbol.toStringTag)
+const dataViewBuffer = getter(DataView.prototype, 'buffer')
+const dataViewOffset = getter(DataView.prototype, 'byteOffset')
+const dataViewLength = getter(DataView.prototype, 'byteLength')
+const arrayBufferLength = getter(ArrayBuffer.prototype, 'byteLength')
+const sharedArrayBufferLength =
+  typeof SharedArrayBuffer === 'function' ? getter(SharedArrayBuffer.prototype, 'byteLength') : undefined
+const typedArraySet = typedArrayPrototype.set
+const U8 = Uint8Array
 
 const limits = capabilities()
 export const MIN_LEVEL = limits.minLevel
 export const MAX_LEVEL = limits.maxLevel
 export const DEFAULT_LEVEL = limits.defaultLevel
 
-/** The largest result: what one ArrayBuffer can hold in the module's 4 GiB. */
-const MAX_LENGTH = 2 ** 32 - 1
+/** The largest result, and the largest staging area: what a Rust allocation and an emnapi view
+ * can span on wasm32. */
+const MAX_LENGTH = 2 ** 31 - 1
 /** Async work estimated under this many microseconds runs on the spot (as in main.js). */
 const INLINE_MICROS = 50
 
@@ -62,16 +80,47 @@ const encoder = new TextEncoder()
 
 function bytes(data, name = 'data') {
   if (typeof data === 'string') return encoder.encode(data)
-  try {
-    if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-    if (data instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && data instanceof SharedArrayBuffer)) {
-      return new Uint8Array(data)
+  // Brand checks (as Node's util.types does), which work across realms and cannot be faked.
+  const typed = viewTag.call(data) !== undefined
+  if (typed || isBrand(dataViewLength, data)) {
+    const [buffer, offset, length] = typed
+      ? [viewBuffer, viewOffset, viewLength]
+      : [dataViewBuffer, dataViewOffset, dataViewLength]
+    try {
+      return new U8(buffer.call(data), offset.call(data), length.call(data))
+    } catch {
+      // A view whose memory is gone (detached, or past the end of a shrunk buffer) reads as no bytes.
+      return new U8(0)
     }
-  } catch {
-    // A view whose memory is gone (detached, or past the end of a shrunk buffer) reads as no bytes.
-    return new Uint8Array(0)
+  }
+  if (isBrand(arrayBufferLength, data) || (sharedArrayBufferLength && isBrand(sharedArrayBufferLength, data))) {
+    try {
+      return new U8(data)
+    } catch {
+      return new U8(0)
+    }
   }
   throw invalidType(name, 'of type string or an instance of TypedArray, DataView or ArrayBuffer', data)
+}
+
+/** Whether `value` has the internal slot that `brandGetter` (a prototype getter) reads. */
+function isBrand(brandGetter, value) {
+  try {
+    brandGetter.call(value)
+    return true
+  } catch {
+    // A detached DataView's byteLength throws too; its buffer getter does not: it is one.
+    return value !== null && typeof value === 'object' && brandGetter === dataViewLength && isDetachedView(value)
+  }
+}
+
+function isDetachedView(value) {
+  try {
+    dataViewBuffer.call(value)
+    return true
+  } catch {
+    return false
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -88,7 +137,10 @@ function dictionary(value) {
 
 function signal(value) {
   if (value === undefined) return undefined
-  if (typeof AbortSignal === 'function' && value instanceof AbortSignal) return value
+  // As Node does: anything with `aborted` and addEventListener (a signal from another realm too).
+  if (value !== null && typeof value === 'object' && 'aborted' in value && typeof value.addEventListener === 'function') {
+    return value
+  }
   throw invalidType('options.signal', 'an instance of AbortSignal', value)
 }
 
@@ -134,51 +186,76 @@ function decompressOptions(options) {
 const STAGE_MIN = 2 << 20
 const STAGE_ROOM = 1 << 20
 const STAGE_KEEP = 8 << 20
+/** This copy's own staging area (another copy of the package may share the module). */
+const STAGE_OWNER = stagingOwner()
 let stage = null
+// The memory under `stage`, taken when it is made: results are viewed through these, never
+// through methods of `stage` that a patched `Symbol.species` could divert.
+let stageBuffer = null
+let stageOffset = 0
 let stageResultAt = 0
 
 function staged(input, room) {
-  const length = input.byteLength
+  const length = viewLength.call(input)
   stageResultAt = Math.ceil(length / 8) * 8
   const wanted = stageResultAt + room
-  const size = stage === null ? 0 : stage.byteLength
+  const size = stage === null ? 0 : viewLength.call(stage)
   if (size < wanted || (size > STAGE_KEEP && wanted <= STAGE_KEEP)) replaceStage(wanted)
-  if (length > 0) stage.set(input)
+  if (length > 0) typedArraySet.call(stage, input)
   return length
 }
 
 function replaceStage(wanted) {
   stage = null
+  stageBuffer = null
   if (wanted > MAX_LENGTH) {
     throw coded(
-      new RangeError(`zstd-pool: an input of ${wanted} bytes with its result does not fit in WebAssembly memory`),
+      new RangeError(`zstd-pool: the WebAssembly build takes inputs of at most ${MAX_LENGTH} bytes`),
       'ERR_MEMORY_ALLOCATION_FAILED',
     )
   }
   const size = wanted > STAGE_KEEP ? wanted : 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
-  stage = stagingArea(size <= MAX_LENGTH ? size : wanted)
+  const area = stagingArea(STAGE_OWNER, size)
+  if (!ArrayBuffer.isView(area)) throw coded(new Error('zstd-pool: the WebAssembly module is shut down'), 'ERR_INVALID_STATE')
+  stage = area
+  stageBuffer = viewBuffer.call(area)
+  stageOffset = viewOffset.call(area)
 }
 
-/** No room past a large async input: its work is queued and produces its result elsewhere. */
-function asyncRoom(input, room) {
-  return input.byteLength > STAGE_KEEP ? 0 : room
+/** Replaces a large staging area once the call that needed it is queued (it owns a copy). */
+function shrinkStage(value) {
+  if (value instanceof Promise && stage !== null && viewLength.call(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
+  return value
+}
+
+/** No room past a large input: its result comes as NativeBytes. */
+function roomFor(input, room) {
+  return viewLength.call(input) > STAGE_KEEP ? 0 : room
 }
 
 function compressBound(input) {
-  return input.byteLength + Math.ceil(input.byteLength / 256) + 1024
+  const length = viewLength.call(input)
+  return length + Math.ceil(length / 256) + 1024
+}
+
+/** A copy of `view` in memory of its own (no method of `view` runs: no Symbol.species). */
+function copied(view) {
+  const out = new U8(viewLength.call(view))
+  typedArraySet.call(out, view)
+  return out
 }
 
 /** The result of a staged call: its length in the staging area, or NativeBytes. */
 function result(value) {
-  const output = typeof value === 'number' ? stage.slice(stageResultAt, stageResultAt + value) : materialize(value)
-  if (stage.byteLength > STAGE_KEEP) replaceStage(STAGE_MIN)
+  const output = typeof value === 'number' ? copied(new U8(stageBuffer, stageOffset + stageResultAt, value)) : materialize(value)
+  if (viewLength.call(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
   return output
 }
 
 function materialize(value) {
   if (!(value instanceof NativeBytes)) return value
   try {
-    return value.view().slice()
+    return copied(value.view())
   } finally {
     value.release()
   }
@@ -191,14 +268,34 @@ function materialize(value) {
 export function compressSync(data, level) {
   const input = bytes(data)
   const { level: chosen, checksum, dictionary: prepared } = compressOptions(level)
-  return result(compressStaged(staged(input, compressBound(input)), chosen, checksum, prepared, Infinity, undefined))
+  return result(
+    compressStaged(
+      STAGE_OWNER,
+      staged(input, roomFor(input, compressBound(input))),
+      chosen,
+      checksum,
+      prepared,
+      Infinity,
+      undefined,
+    ),
+  )
 }
 
 /** Decompresses every frame in `data`, within `maxOutputLength` and `windowLogMax`. */
 export function decompressSync(data, options) {
   const input = bytes(data)
   const { maxOutputLength, windowLogMax, dictionary: prepared } = decompressOptions(options)
-  return result(decompressStaged(staged(input, STAGE_ROOM), maxOutputLength, windowLogMax, prepared, Infinity, undefined))
+  return result(
+    decompressStaged(
+      STAGE_OWNER,
+      staged(input, roomFor(input, STAGE_ROOM)),
+      maxOutputLength,
+      windowLogMax,
+      prepared,
+      Infinity,
+      undefined,
+    ),
+  )
 }
 
 /** compressSync off the page's thread, on the module's workers (or at once when small). */
@@ -209,15 +306,10 @@ export function compress(data, level) {
     const { level: chosen, checksum, dictionary: prepared } = options
     return [
       options.signal,
-      (cancellation) =>
-        compressStaged(
-          staged(input, asyncRoom(input, compressBound(input))),
-          chosen,
-          checksum,
-          prepared,
-          INLINE_MICROS,
-          cancellation,
-        ),
+      (cancellation) => {
+        const length = staged(input, roomFor(input, compressBound(input)))
+        return shrinkStage(compressStaged(STAGE_OWNER, length, chosen, checksum, prepared, INLINE_MICROS, cancellation))
+      },
     ]
   })
 }
@@ -230,15 +322,12 @@ export function decompress(data, options) {
     const { maxOutputLength, windowLogMax, dictionary: prepared } = settings
     return [
       settings.signal,
-      (cancellation) =>
-        decompressStaged(
-          staged(input, asyncRoom(input, STAGE_ROOM)),
-          maxOutputLength,
-          windowLogMax,
-          prepared,
-          INLINE_MICROS,
-          cancellation,
-        ),
+      (cancellation) => {
+        const length = staged(input, roomFor(input, STAGE_ROOM))
+        return shrinkStage(
+          decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, prepared, INLINE_MICROS, cancellation),
+        )
+      },
     ]
   })
 }

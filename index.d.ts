@@ -148,11 +148,11 @@ export declare function compress(input: Uint8Array, level: number, checksum: boo
 export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
- * [`compress`] under WASI: the input is the first `input_length` bytes of the staging area, and
- * a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
+ * [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging
+ * area, and a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
  * as can do: emnapi reads each argument in a round trip through JavaScript.
  */
-export declare function compressStaged(inputLength: number, level: number, checksum: boolean, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
+export declare function compressStaged(owner: number, inputLength: number, level: number, checksum: boolean, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -208,7 +208,7 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
 export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /** [`decompress`] under WASI, as [`compress_staged`] is [`compress`]. */
-export declare function decompressStaged(inputLength: number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
+export declare function decompressStaged(owner: number, inputLength: number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {
@@ -233,11 +233,14 @@ export interface PoolStats {
 }
 
 /**
- * Frees the staging area and makes a new one of `len` bytes (see the module's documentation);
- * `null` in native builds, which need none. The caller drops its view of the old area first:
- * that memory goes back to the module's heap.
+ * Frees `owner`'s staging area and makes a new one of `len` bytes (see the module's
+ * documentation); `null` in native builds, which need none. The caller drops its view of the old
+ * area first: that memory goes back to the module's heap.
  */
-export declare function stagingArea(len: number): Uint8Array | null
+export declare function stagingArea(owner: number, len: number): Uint8Array | null
+
+/** A new owner of a staging area: an id to pass to the other functions here. */
+export declare function stagingOwner(): number
 
 /**
  * Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end

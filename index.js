@@ -852,4 +852,5 @@ module.exports.decompressStaged = nativeBinding.decompressStaged
 module.exports.Flush = nativeBinding.Flush
 module.exports.poolStats = nativeBinding.poolStats
 module.exports.stagingArea = nativeBinding.stagingArea
+module.exports.stagingOwner = nativeBinding.stagingOwner
 module.exports.trainDictionary = nativeBinding.trainDictionary

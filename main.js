@@ -269,10 +269,16 @@ const STAGE_MIN = 2 << 20
 const STAGE_ROOM = 1 << 20
 /** A staging area larger than this is replaced by a small one after the call that needed it. */
 const STAGE_KEEP = 8 << 20
-const MAX_STAGE = 2 ** 32 - 1
+/** The largest staging area: what a Rust allocation and an emnapi view can span on wasm32. */
+const MAX_STAGE = 2 ** 31 - 1
 const typedArraySet = Object.getPrototypeOf(Uint8Array.prototype).set
-const typedArraySubarray = Object.getPrototypeOf(Uint8Array.prototype).subarray
+/** This copy of the package's own staging area (another copy of it may share the module). */
+const STAGE_OWNER = STAGED ? binding.stagingOwner() : 0
 let stage = null
+// The memory under `stage`, taken when it is made: results are viewed through these, never
+// through methods of `stage` that a patched `Symbol.species` could divert into calling back in.
+let stageBuffer = null
+let stageOffset = 0
 
 /** Where a small result is written in the staging area: past the input, 8-byte aligned. */
 let stageResultAt = 0
@@ -291,10 +297,25 @@ function staged(input, room) {
   return length
 }
 
-/** The room to keep past the input of an async call: none for a large input, whose work is
- * queued and produces its result elsewhere (an area twice its size would only cost time). */
-function asyncRoom(input, room) {
+/** The room to keep past an input for its result: none for a large input, whose result comes
+ * as NativeBytes (an area twice its size would only cost time, and address space). */
+function roomFor(input, room) {
   return typedArrayGetters.byteLength.call(input) > STAGE_KEEP ? 0 : room
+}
+
+/**
+ * `view` for a native call that takes it as a Buffer (a stream's chunk). Under WASI emnapi copies
+ * the whole ArrayBuffer behind a view into the module on every such call, and keeps the copy
+ * until that ArrayBuffer is collected: chunks cut from one large buffer would cost the whole
+ * buffer each. There the chunk is copied into memory of its own first.
+ */
+function ownMemory(view) {
+  const length = STAGED ? typedArrayGetters.byteLength.call(view) : 0
+  // Empty (or with its memory gone): nothing to copy.
+  if (length === 0) return view
+  const copy = allocUnsafeSlow(length)
+  typedArraySet.call(copy, view)
+  return copy
 }
 
 /** An upper bound of the size of `input` compressed (libzstd's ZSTD_COMPRESSBOUND, rounded up). */
@@ -307,14 +328,26 @@ function compressBound(input) {
  * of the current one. */
 function replaceStage(wanted) {
   stage = null
+  stageBuffer = null
   if (wanted > MAX_STAGE) {
     throw coded(
-      new RangeError(`zstd-pool: an input of ${wanted} bytes with its result does not fit in WebAssembly memory`),
+      new RangeError(`zstd-pool: the WebAssembly build takes inputs of at most ${MAX_STAGE} bytes`),
       'ERR_MEMORY_ALLOCATION_FAILED',
     )
   }
   const size = wanted > STAGE_KEEP ? wanted : 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
-  stage = binding.stagingArea(size <= MAX_STAGE ? size : wanted)
+  const area = binding.stagingArea(STAGE_OWNER, size)
+  // Once the module is torn down (in an 'exit' listener), no area comes back.
+  if (!isUint8Array(area)) throw coded(new Error('zstd-pool: the WebAssembly module is shut down'), 'ERR_INVALID_STATE')
+  stage = area
+  stageBuffer = typedArrayGetters.buffer.call(area)
+  stageOffset = typedArrayGetters.byteOffset.call(area)
+}
+
+/** Replaces a large staging area once the call that needed it is queued (it owns a copy). */
+function shrinkStage(value) {
+  if (isPromise(value) && stage !== null && typedArrayGetters.byteLength.call(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
+  return value
 }
 
 /** The slab to pass to a native call: one with room for any small result. Call it right
@@ -336,7 +369,7 @@ function currentSlab() {
 function result(value) {
   if (STAGED) {
     const output =
-      typeof value === 'number' ? copied(typedArraySubarray.call(stage, stageResultAt, stageResultAt + value)) : value
+      typeof value === 'number' ? copied(new Uint8Array(stageBuffer, stageOffset + stageResultAt, value), true) : value
     if (typedArrayGetters.byteLength.call(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
     return materialize(output)
   }
@@ -348,20 +381,31 @@ function result(value) {
   return slab.subarray(start, start + value)
 }
 
+/** A Buffer over `length` bytes of `arrayBuffer` from `offset`, made without calling anything a
+ * user can patch after this module loads: not `slab.subarray` (it asks `Symbol.species`), not
+ * `Buffer.from` (replaceable). */
+const construct = Reflect.construct
+function BufferView() {}
+BufferView.prototype = Object.getPrototypeOf(allocUnsafeSlow(0))
+function slabView(arrayBuffer, offset, length) {
+  return construct(Uint8Array, [arrayBuffer, offset, length], BufferView)
+}
+
 /** A Buffer holding a copy of `view`, a result in the module's memory: carved from the slab
- * when small and slabs can be shared, else with memory of its own. */
-function copied(view) {
+ * when small, `shared` and slabs can be shared (results that ran on the spot, as in the native
+ * build), else with memory of its own. */
+function copied(view, shared) {
   const length = typedArrayGetters.byteLength.call(view)
   let buffer
-  if (shareSlabs && length < SHARED_BELOW) {
+  if (shared && shareSlabs && length < SHARED_BELOW) {
     if (slab === null || SLAB_SIZE - slabUsed < length) {
       slab = allocUnsafeSlow(SLAB_SIZE)
-      markAsUntransferable(slab.buffer)
+      markAsUntransferable(typedArrayGetters.buffer.call(slab))
       slabUsed = 0
     }
     const start = slabUsed
     slabUsed = (start + length + 7) & ~7
-    buffer = slab.subarray(start, start + length)
+    buffer = slabView(typedArrayGetters.buffer.call(slab), typedArrayGetters.byteOffset.call(slab) + start, length)
   } else {
     try {
       buffer = allocUnsafeSlow(length)
@@ -382,7 +426,7 @@ function materialize(value) {
   if (!(value instanceof NativeBytes)) return value
   if (STAGED) {
     try {
-      return copied(value.view())
+      return copied(value.view(), false)
     } finally {
       value.release()
     }
@@ -528,7 +572,17 @@ function compressSync(data, level) {
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, { level, checksum, workers, dictionary }) {
   if (STAGED)
-    return result(binding.compressStaged(staged(input, compressBound(input)), level, checksum, dictionary, SYNC, undefined))
+    return result(
+      binding.compressStaged(
+        STAGE_OWNER,
+        staged(input, roomFor(input, compressBound(input))),
+        level,
+        checksum,
+        dictionary,
+        SYNC,
+        undefined,
+      ),
+    )
   const buffer = currentSlab()
   return result(binding.compress(input, level, checksum, workers, dictionary, SYNC, buffer, slabUsed))
 }
@@ -546,15 +600,10 @@ function compress(data, level) {
 function startCompress(input, options, cancellation) {
   const micros = inlineMicros()
   const { level, checksum, workers, dictionary } = options
-  if (STAGED)
-    return binding.compressStaged(
-      staged(input, asyncRoom(input, compressBound(input))),
-      level,
-      checksum,
-      dictionary,
-      micros,
-      cancellation,
-    )
+  if (STAGED) {
+    const length = staged(input, roomFor(input, compressBound(input)))
+    return shrinkStage(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, micros, cancellation))
+  }
   const buffer = currentSlab()
   return binding.compress(input, level, checksum, workers, dictionary, micros, buffer, slabUsed, cancellation)
 }
@@ -571,7 +620,17 @@ function decompressSync(data, options) {
 /** `decompressSync` of an input and options already checked. */
 function decompressNow(input, { maxOutputLength, windowLogMax, dictionary }) {
   if (STAGED) {
-    return result(binding.decompressStaged(staged(input, STAGE_ROOM), maxOutputLength, windowLogMax, dictionary, SYNC, undefined))
+    return result(
+      binding.decompressStaged(
+        STAGE_OWNER,
+        staged(input, roomFor(input, STAGE_ROOM)),
+        maxOutputLength,
+        windowLogMax,
+        dictionary,
+        SYNC,
+        undefined,
+      ),
+    )
   }
   const buffer = currentSlab()
   return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, SYNC, buffer, slabUsed))
@@ -590,15 +649,12 @@ function decompress(data, options) {
 function startDecompress(input, settings, cancellation) {
   const micros = inlineMicros()
   const { maxOutputLength, windowLogMax, dictionary } = settings
-  if (STAGED)
-    return binding.decompressStaged(
-      staged(input, asyncRoom(input, STAGE_ROOM)),
-      maxOutputLength,
-      windowLogMax,
-      dictionary,
-      micros,
-      cancellation,
+  if (STAGED) {
+    const length = staged(input, roomFor(input, STAGE_ROOM))
+    return shrinkStage(
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, micros, cancellation),
     )
+  }
   const buffer = currentSlab()
   return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, micros, buffer, slabUsed, cancellation)
 }
@@ -704,7 +760,17 @@ module.exports = {
   MIN_LEVEL,
   MAX_LEVEL,
   DEFAULT_LEVEL,
-  ...require('./stream.js')({ binding, bytes, coded, compressOptions, decompressOptions, integer, invalidType, materialize }),
+  ...require('./stream.js')({
+    binding,
+    bytes,
+    coded,
+    compressOptions,
+    decompressOptions,
+    integer,
+    invalidType,
+    materialize,
+    ownMemory,
+  }),
   ...require('./many.js')({
     binding,
     bytes,

@@ -15,6 +15,7 @@ module.exports = function streams({
   integer,
   invalidType,
   materialize,
+  ownMemory,
 }) {
   const { CompressSession, DecompressSession, Flush } = binding
 
@@ -54,7 +55,7 @@ module.exports = function streams({
     write(chunk) {
       if (this.#closed) throw this.#closed.reason
       // The count comes from the native side: a chunk's own `length` may say anything.
-      this.#staged = this.#session.append(chunk)
+      this.#staged = this.#session.append(ownMemory(chunk))
       if (!this.#running && this.#staged > 0) this.#running = this.#pump()
       if (this.#staged <= STAGE_LIMIT) return undefined
       return new Promise((resolve, reject) => {

@@ -180,6 +180,48 @@ describe('the Promise functions', () => {
 })
 
 describe('JavaScript that runs inside a call and calls back in', () => {
+  it('changes no result through a Symbol.species getter that calls the library again', () => {
+    const a = textOfLength(3000)
+    const b = Buffer.from('B'.repeat(5000))
+    const frameA = compressSync(a)
+    const frameB = compressSync(b)
+    // Every view a Uint8Array or Buffer method makes would call this first.
+    Object.defineProperty(Uint8Array, Symbol.species, {
+      configurable: true,
+      get: () => {
+        decompressSync(frameB)
+        compressSync(b)
+        return Uint8Array
+      },
+    })
+    try {
+      for (let i = 0; i < 20; i++) {
+        expect(decompressSync(frameA).equals(a)).toBe(true)
+        expect(decompressSync(compressSync(a)).equals(a)).toBe(true)
+      }
+    } finally {
+      delete (Uint8Array as any)[Symbol.species]
+    }
+  })
+
+  it('keeps two copies of the package in one process apart (two installs sharing one binding)', () => {
+    const require = createRequire(import.meta.url)
+    const path = require.resolve('zstd-pool')
+    const cached = require.cache[path]
+    delete require.cache[path]
+    const second = require('zstd-pool') as typeof zstd
+    require.cache[path] = cached
+    expect(second).not.toBe(zstd)
+    const c = Buffer.from('C'.repeat(3000))
+    for (let i = 0; i < 3; i++) {
+      compressSync('A'.repeat(3000))
+      // A large call that makes the second copy's staging area grow under the WebAssembly build.
+      expect(second.decompressSync(second.compressSync(textOfLength(5 << 20))).length).toBe(5 << 20)
+      expect(decompressSync(compressSync(c)).equals(c)).toBe(true)
+      expect(second.decompressSync(compressSync(c)).equals(c)).toBe(true)
+    }
+  })
+
   it('changes no result: async_hooks, getters and patched prototypes that call the library again', async () => {
     const { createHook } = await import('node:async_hooks')
     const inner = textOfLength(3000)

@@ -198,12 +198,14 @@ pub fn compress(
   call.run(&env, input, inline_micros, slab, slab_offset, cancellation, dictionary)
 }
 
-/// [`compress`] under WASI: the input is the first `input_length` bytes of the staging area, and
-/// a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
+/// [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging
+/// area, and a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
 /// as can do: emnapi reads each argument in a round trip through JavaScript.
 #[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+#[allow(clippy::too_many_arguments)]
 pub fn compress_staged(
   env: Env,
+  owner: u32,
   input_length: u32,
   level: i32,
   checksum: bool,
@@ -211,7 +213,7 @@ pub fn compress_staged(
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let Some((input, slab, offset)) = staging::staged(input_length) else {
+  let Some((input, slab, offset)) = staging::staged(owner, input_length) else {
     return Err(node::throw(&env, Failure::Napi("no staged input")));
   };
   let call = CompressCall::new(level, checksum, 0, dictionary);
@@ -373,8 +375,10 @@ pub fn decompress(
 
 /// [`decompress`] under WASI, as [`compress_staged`] is [`compress`].
 #[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+#[allow(clippy::too_many_arguments)]
 pub fn decompress_staged(
   env: Env,
+  owner: u32,
   input_length: u32,
   max_output_length: f64,
   window_log_max: u32,
@@ -382,7 +386,7 @@ pub fn decompress_staged(
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let Some((input, slab, offset)) = staging::staged(input_length) else {
+  let Some((input, slab, offset)) = staging::staged(owner, input_length) else {
     return Err(node::throw(&env, Failure::Napi("no staged input")));
   };
   let call = DecompressCall::new(max_output_length, window_log_max, dictionary);

@@ -8,13 +8,15 @@
 //! Buffer is a copy into a fresh `ArrayBuffer`, which needs `Buffer` (absent in browsers).
 //! Profiled on Node 20, that was most of the time of a 1 KiB call.
 //!
-//! So under WASI, calls pass numbers only. The staging area is one native allocation, which
+//! So under WASI, calls pass numbers only. A staging area is a native allocation, which
 //! JavaScript sees as a `Uint8Array` over the module's memory (an emnapi memory view, which stays
 //! usable as the memory grows): `main.js` copies an input into it and passes its length, native
 //! code reads it in place and writes a small result past it, which `main.js` copies out. Larger
 //! results stay native ([`crate::node::NativeBytes`]) and are copied out through a view of their
-//! own. The area is replaced (and the old one freed) only by `staging_area`, called by `main.js`
-//! between calls, so it never changes during a call.
+//! own. Each copy of the JavaScript that loads the module (two versions of the package, or
+//! `main.js` and `browser.mjs` in one bundle) owns an area of its own, by an id from
+//! `staging_owner`; an owner's area is replaced (and the old one freed) only by its own
+//! `staging_area` call, made between calls, so it never changes during a call.
 //!
 //! Native builds need none of this: `staging_area` returns `null` there, and no input is staged.
 
@@ -23,29 +25,37 @@ use napi_derive::napi;
 
 use crate::node::{Js, Target};
 
-/// Frees the staging area and makes a new one of `len` bytes (see the module's documentation);
-/// `null` in native builds, which need none. The caller drops its view of the old area first:
-/// that memory goes back to the module's heap.
+/// A new owner of a staging area: an id to pass to the other functions here.
+#[napi]
+pub fn staging_owner() -> u32 {
+  static OWNERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+  OWNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+}
+
+/// Frees `owner`'s staging area and makes a new one of `len` bytes (see the module's
+/// documentation); `null` in native builds, which need none. The caller drops its view of the old
+/// area first: that memory goes back to the module's heap.
 #[napi(ts_return_type = "Uint8Array | null")]
-pub fn staging_area(env: Env, len: u32) -> Result<Js> {
+pub fn staging_area(env: Env, owner: u32, len: u32) -> Result<Js> {
   #[cfg(target_family = "wasm")]
-  return imp::replace(&env, len as usize).map_err(|failure| crate::node::throw(&env, failure));
+  return imp::replace(&env, owner, len as usize).map_err(|failure| crate::node::throw(&env, failure));
   #[cfg(not(target_family = "wasm"))]
   {
-    let _ = len;
+    let _ = (owner, len);
     Js::null(&env).map_err(|failure| crate::node::throw(&env, failure))
   }
 }
 
-/// A staged call's input, the first `input_length` bytes of the staging area, and where its
-/// result may be written: the area, from the first 8-byte boundary past the input. Valid until
-/// the call returns: the area is replaced only by `staging_area`. `None` in native builds.
-pub fn staged<'a>(input_length: u32) -> Option<(&'a [u8], Target, u32)> {
+/// A staged call's input, the first `input_length` bytes of `owner`'s staging area, and where
+/// its result may be written: the area, from the first 8-byte boundary past the input. Valid
+/// until the call returns: the area is replaced only by its owner's `staging_area`. `None` in
+/// native builds, or when the owner has no area that long.
+pub fn staged<'a>(owner: u32, input_length: u32) -> Option<(&'a [u8], Target, u32)> {
   #[cfg(target_family = "wasm")]
-  return imp::staged(input_length as usize).map(|(input, area)| (input, area, input_length.saturating_add(7) & !7));
+  return imp::staged(owner, input_length as usize).map(|(input, area)| (input, area, input_length.saturating_add(7) & !7));
   #[cfg(not(target_family = "wasm"))]
   {
-    let _ = input_length;
+    let _ = (owner, input_length);
     None
   }
 }
@@ -83,24 +93,33 @@ mod imp {
 
   const UINT8_ARRAY: i32 = 1;
 
-  /// The staging area and its generation (which a collected view names, so that it frees only
-  /// the area it was made for).
+  /// A staging area, its owner, and its generation (which a collected view names, so that it
+  /// frees only the area it was made for).
   struct Area {
     /// Never read here before JavaScript or a call has written it: left uninitialised, as
     /// zeroing an area made for a large input cost more than the copy into it.
     memory: Box<[MaybeUninit<u8>]>,
+    owner: u32,
     generation: usize,
   }
 
-  static AREA: Mutex<Option<Area>> = Mutex::new(None);
+  /// The live areas: one per owner, a handful in all.
+  static AREAS: Mutex<Vec<Area>> = Mutex::new(Vec::new());
   static GENERATION: AtomicUsize = AtomicUsize::new(0);
 
-  fn area() -> std::sync::MutexGuard<'static, Option<Area>> {
-    AREA.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+  fn areas() -> std::sync::MutexGuard<'static, Vec<Area>> {
+    AREAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
   }
 
-  pub(super) fn replace(env: &Env, len: usize) -> Result<Js, Failure> {
-    drop(area().take());
+  /// Takes out (for the caller to free, outside the lock) the area `matches` picks.
+  fn take(matches: impl Fn(&Area) -> bool) -> Option<Area> {
+    let mut areas = areas();
+    let index = areas.iter().position(matches)?;
+    Some(areas.swap_remove(index))
+  }
+
+  pub(super) fn replace(env: &Env, owner: u32, len: usize) -> Result<Js, Failure> {
+    drop(take(|area| area.owner == owner));
     let mut memory = Vec::<MaybeUninit<u8>>::new();
     memory.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
     // SAFETY: the capacity is `len`, and any bytes are valid `MaybeUninit<u8>`.
@@ -108,9 +127,9 @@ mod imp {
     let mut memory = memory.into_boxed_slice();
     let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
     let mut value = ptr::null_mut();
-    // SAFETY: on the JavaScript thread of `env`; `memory` is `len` bytes, kept in `AREA` until
-    // the next `replace` or the view's finalizer (for this generation) frees it; `main.js` drops
-    // the view before replacing it. Runs no JavaScript.
+    // SAFETY: on the JavaScript thread of `env`; `memory` is `len` bytes, kept in `AREAS` until
+    // its owner replaces it or the view's finalizer (for this generation) frees it; the owner
+    // drops the view before replacing it. Runs no JavaScript.
     let status = unsafe {
       emnapi_create_memory_view(
         env.raw(),
@@ -122,44 +141,37 @@ mod imp {
         &mut value,
       )
     };
-    if status != sys::Status::napi_ok {
+    if status != sys::Status::napi_ok || value.is_null() {
       return Err(Failure::OutOfMemory { bytes: len });
     }
-    *area() = Some(Area { memory, generation });
+    areas().push(Area { memory, owner, generation });
     Ok(Js::from_raw(value))
   }
 
   unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
-    let freed = {
-      let mut area = area();
-      if area.as_ref().is_some_and(|area| area.generation == hint as usize) {
-        area.take()
-      } else {
-        None
-      }
-    };
-    drop(freed);
+    drop(take(|area| area.generation == hint as usize));
   }
 
-  pub(super) fn staged<'a>(len: usize) -> Option<(&'a [u8], Target)> {
-    let mut area = area();
-    let memory = &mut area.as_mut()?.memory;
+  pub(super) fn staged<'a>(owner: u32, len: usize) -> Option<(&'a [u8], Target)> {
+    let mut areas = areas();
+    let memory = &mut areas.iter_mut().find(|area| area.owner == owner)?.memory;
     if len > memory.len() {
       return None;
     }
     let (data, capacity) = (memory.as_mut_ptr().cast::<u8>(), memory.len());
-    // SAFETY: the area's memory stays allocated, unmoved and unwritten by JavaScript until
-    // `staging_area` or a finalizer replaces it, which only JavaScript can cause, and the caller
-    // (a native call) runs none before it is done with the input. Its first `len` bytes are the
-    // input, which `main.js` wrote there (as JavaScript writes any Buffer a call reads).
+    // SAFETY: the area's memory stays allocated and unmoved (a boxed slice; the list may move
+    // the box, not its contents) until its owner replaces it or a finalizer frees it, which only
+    // JavaScript can cause, and the caller (a native call) runs none before it is done with the
+    // input. Its first `len` bytes are the input, which the owner wrote there (as JavaScript
+    // writes any Buffer a call reads).
     let input = unsafe { std::slice::from_raw_parts(data.cast_const(), len) };
     Some((input, Target::from_raw(data, capacity)))
   }
 
-  /// Whether `len` bytes at `address` lie in the staging area: under WASI, the one memory that
+  /// Whether `len` bytes at `address` lie in a staging area: under WASI, the one memory that
   /// JavaScript sees and native code can write.
   pub fn contains(address: usize, len: usize) -> bool {
-    area().as_ref().is_some_and(|area| {
+    areas().iter().any(|area| {
       let start = area.memory.as_ptr() as usize;
       address >= start && address.saturating_add(len) <= start + area.memory.len()
     })
