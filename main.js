@@ -260,8 +260,8 @@ function untransferableMeansUndetachable() {
 // copies each input's whole ArrayBuffer in (kept until it is collected) and each result out
 // through a fresh ArrayBuffer: most of the time of a small call. There, calls pass numbers only:
 // the input is copied into the staging area, a Uint8Array over the module's own memory, and a
-// result of up to `SHARED_BELOW` bytes is written past it and copied out here; larger results
-// come as NativeBytes, copied out through a view of their own (see src/staging.rs).
+// result that fits past it is written there and copied out here; other results come as
+// NativeBytes, copied out through a view of their own (see src/staging.rs).
 
 const STAGED = capabilities.staged
 const STAGE_MIN = 2 << 20
