@@ -126,6 +126,11 @@ export interface Capabilities {
   sharedBelow: number
   /** Whether inputs and small results go through staging areas (see `staging.rs`): under WASI. */
   staged: boolean
+  /**
+   * Whether small async calls share long-lived threadpool work items (see `lanes.rs`): not
+   * under WASI, whose threads run work otherwise.
+   */
+  lanes: boolean
   maxIdleContextsLimit: number
   maxIdleMultithreadedContextsLimit: number
 }

@@ -8,6 +8,7 @@
 
 const { Buffer, constants: bufferConstants } = require('node:buffer')
 const events = require('node:events')
+const os = require('node:os')
 const { types } = require('node:util')
 const { markAsUntransferable } = require('node:worker_threads')
 
@@ -446,14 +447,16 @@ function materialize(value) {
 // Where async work runs. A trip through the libuv threadpool costs about 35 µs with one call in
 // flight, several times the work of compressing 1 KiB, so an async call whose work is estimated
 // under 50 µs runs on the spot (native code estimates it) and its Promise settles at once. Two
-// limits keep that from hurting: calls issued in a burst (no microtask checkpoint since the
-// last one ran on the spot) do so only while tiny (12 µs), the rest spreading over the
-// threadpool's threads; and once 250 µs have passed since the first async call in this turn of
-// the event loop, calls take the threadpool (which yields) until the loop turns.
+// limits keep that from hurting. Calls issued in a burst (no microtask checkpoint since the last
+// one ran on the spot) go to the threadpool, where small calls share a few long-lived work items
+// (src/lanes.rs), one per core, so that the round trip is not paid per call and every core
+// works; where there are no lanes (the WebAssembly build) or one core, they run on the spot
+// while tiny (12 µs). And once 250 µs have passed since the first async call in this turn of the
+// event loop, calls take the threadpool (which yields) until the loop turns.
 
 const SYNC = Infinity
 const MAX_INLINE_MICROS = 50
-const MAX_BURST_INLINE_MICROS = 12
+const MAX_BURST_INLINE_MICROS = capabilities.lanes && os.availableParallelism() > 1 ? 6 : 12
 const MAX_INLINE_SHARE_MS = 0.25
 const settledPromise = Promise.resolve()
 let turnStart = -1

@@ -23,6 +23,7 @@ pub mod decompress;
 pub mod dict;
 pub mod error;
 mod floor;
+mod lanes;
 pub mod mt;
 mod node;
 pub mod pool;
@@ -83,6 +84,9 @@ pub struct Capabilities {
   pub shared_below: u32,
   /// Whether inputs and small results go through staging areas (see `staging.rs`): under WASI.
   pub staged: bool,
+  /// Whether small async calls share long-lived threadpool work items (see `lanes.rs`): not
+  /// under WASI, whose threads run work otherwise.
+  pub lanes: bool,
   pub max_idle_contexts_limit: u32,
   pub max_idle_multithreaded_contexts_limit: u32,
 }
@@ -99,6 +103,7 @@ pub fn capabilities() -> Capabilities {
     default_window_log_max: decompress::DEFAULT_WINDOW_LOG_MAX,
     results_in_place: RESULTS_IN_PLACE,
     staged: cfg!(target_family = "wasm"),
+    lanes: lanes::ENABLED,
     shared_below: SHARED_BELOW as u32,
     max_idle_contexts_limit: MAX_IDLE_LIMIT as u32,
     max_idle_multithreaded_contexts_limit: MAX_IDLE_MULTITHREADED,
@@ -241,10 +246,11 @@ impl CompressCall {
     cancellation: Option<&Cancellation>,
     dictionary: Option<&PreparedDictionary>,
   ) -> Result<Js> {
-    let result = if self.estimated_micros(input.len()) <= inline_micros {
+    let micros = self.estimated_micros(input.len());
+    let result = if micros <= inline_micros {
       self.run_here(env, input, slab, slab_offset)
     } else {
-      owned(input).and_then(|input| node::queue(env, CompressJob { input, call: self }, cancellation))
+      owned(input).and_then(|input| lanes::queue(env, CompressJob { input, call: self }, cancellation, micros))
     };
     if let Some(dictionary) = dictionary {
       dictionary.report(env);
@@ -416,7 +422,8 @@ impl DecompressCall {
   ) -> std::result::Result<Js, Failure> {
     // The frame walk refuses what the limits or the dictionary rule out, before any work.
     let plan = decompress::plan_output(input, self.limits, self.dictionary.as_deref())?;
-    if estimated_micros(plan) <= inline_micros {
+    let micros = estimated_micros(plan);
+    if micros <= inline_micros {
       return self.run_here(env, input, plan, slab, offset);
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv thread
@@ -431,7 +438,7 @@ impl DecompressCall {
       OutputPlan::Growable(_) => Vec::new(),
     };
     let job = DecompressJob { input: owned(input)?, call: self, plan, output };
-    node::queue(env, job, cancellation)
+    lanes::queue(env, job, cancellation, micros)
   }
 
   fn run_here(

@@ -129,7 +129,7 @@ pub(crate) fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_valu
   Some(error)
 }
 
-fn string(env: &Env, text: &str) -> sys::napi_value {
+pub(crate) fn string(env: &Env, text: &str) -> sys::napi_value {
   let mut value = ptr::null_mut();
   // SAFETY: on the JavaScript thread of `env`; `text` is UTF-8 of the length given, copied.
   unsafe { sys::napi_create_string_utf8(env.raw(), text.as_ptr().cast(), text.len() as isize, &mut value) };
@@ -416,31 +416,78 @@ const CANCELLED: u8 = 2;
 const DONE: u8 = 3;
 
 /// What [`Cancellation`] and the work share: the work's phase, and its handle while it exists.
-struct WorkState {
+pub(crate) struct WorkState {
   phase: AtomicU8,
   handle: AtomicPtr<sys::napi_async_work__>,
   /// Set by `cancel()` even once the work runs: see [`Job::compute_until`].
   stop: AtomicBool,
 }
 
-struct Work<J: Job> {
+pub(crate) struct Work<J: Job> {
   job: J,
   result: Option<Result<J::Output, Failure>>,
   deferred: sys::napi_deferred,
   state: Arc<WorkState>,
 }
 
-/// Queues `job` on the libuv threadpool and returns a Promise of its result. With a
-/// `cancellation`, `cancel()` on it stops the work if it has not started yet.
-pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
-  let raw_env = env.raw();
+// SAFETY: the job and its output are `Send`; `deferred` is a handle that only `complete` and
+// `fail` use, and they run on the JavaScript thread that made it.
+unsafe impl<J: Job> Send for Work<J> {}
+
+/// The Promise of a call whose work runs later, and that work, not yet handed to anyone.
+/// Creating the Promise can run JavaScript (an `async_hooks` init hook): the job owns all it
+/// reads (see [`Job`]).
+pub(crate) fn promised<J: Job>(env: &Env, job: J) -> Result<(Js, Box<Work<J>>), Failure> {
   let (mut promise, mut deferred) = (ptr::null_mut(), ptr::null_mut());
-  // Can run JavaScript (an async_hooks init hook): the job owns all it reads (see `Job`).
   // SAFETY: on the JavaScript thread of `env`; nothing here points into JavaScript memory.
-  checked(unsafe { sys::napi_create_promise(raw_env, &mut deferred, &mut promise) }, "napi_create_promise")?;
+  checked(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) }, "napi_create_promise")?;
   let state =
     Arc::new(WorkState { phase: AtomicU8::new(QUEUED), handle: AtomicPtr::new(ptr::null_mut()), stop: AtomicBool::new(false) });
-  let work = Box::into_raw(Box::new(Work { job, result: None, deferred, state: state.clone() }));
+  Ok((Js(promise), Box::new(Work { job, result: None, deferred, state })))
+}
+
+impl<J: Job> Work<J> {
+  /// Runs the job unless it was cancelled first; on a libuv thread.
+  pub(crate) fn execute(&mut self) {
+    if self.state.phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+      let (job, stop) = (&mut self.job, &self.state.stop);
+      self.result = Some(guarded(|| job.compute_until(stop)));
+    }
+  }
+
+  /// Settles the call's Promise with the job's result, on the JavaScript thread. No result means
+  /// the work never ran: it was cancelled, or the environment is shutting down (then settling
+  /// fails quietly, as there is no one left to tell).
+  pub(crate) fn complete(self, env: &Env) {
+    let Work { job, result, deferred, state } = self;
+    // From here, `cancel()` does nothing.
+    state.phase.store(DONE, Ordering::Release);
+    let settled = match result {
+      Some(Ok(output)) => job.resolve(env, output),
+      Some(Err(failure)) => Err(failure),
+      None => Err(Failure::Aborted),
+    };
+    settle(env, deferred, settled);
+  }
+
+  /// Rejects the call's Promise with `failure` without running the job, on the JavaScript thread.
+  pub(crate) fn fail(self, env: &Env, failure: Failure) {
+    self.state.phase.store(DONE, Ordering::Release);
+    settle(env, self.deferred, Err(failure));
+  }
+
+  pub(crate) fn state(&self) -> &Arc<WorkState> {
+    &self.state
+  }
+}
+
+/// Queues `job` on the libuv threadpool, as a work item of its own, and returns a Promise of its
+/// result. With a `cancellation`, `cancel()` on it stops the work if it has not started yet.
+pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
+  let raw_env = env.raw();
+  let (promise, work) = promised(env, job)?;
+  let state = work.state.clone();
+  let work = Box::into_raw(work);
   let mut handle = ptr::null_mut();
   // From here libuv's callbacks own `work`: `execute` borrows it, `complete` frees it. Can run
   // JavaScript (an init hook), as above.
@@ -469,7 +516,6 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> 
   if status != sys::Status::napi_ok {
     // Never queued: the callbacks will not run, so the work is ours to free, and a cancellation
     // must not reach for its handle.
-    state.phase.store(DONE, Ordering::Release);
     state.handle.store(ptr::null_mut(), Ordering::Release);
     if !handle.is_null() {
       // SAFETY: on the JavaScript thread; the handle was created and never queued.
@@ -477,39 +523,26 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> 
     }
     // SAFETY: `work` came from Box::into_raw above and no callback will see it.
     let work = unsafe { Box::from_raw(work) };
-    settle(env, work.deferred, Err(Failure::Napi("napi_queue_async_work")));
-    return Ok(Js(promise));
+    work.fail(env, Failure::Napi("napi_queue_async_work"));
   }
-  Ok(Js(promise))
+  Ok(promise)
 }
 
 unsafe extern "C" fn execute<J: Job>(_env: sys::napi_env, data: *mut c_void) {
   // `complete` frees it only after this returns; the JavaScript thread touches only `state`.
   // SAFETY: `data` is the `Work<J>` that `queue` gave libuv, borrowed by nothing else meanwhile.
   let work = unsafe { &mut *data.cast::<Work<J>>() };
-  if work.state.phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-    let (job, stop) = (&mut work.job, &work.state.stop);
-    work.result = Some(guarded(|| job.compute_until(stop)));
-  }
+  work.execute();
 }
 
 unsafe extern "C" fn complete<J: Job>(env: sys::napi_env, _status: sys::napi_status, data: *mut c_void) {
   // libuv calls this once per work, on the JavaScript thread, after `execute` (or instead of it).
   // SAFETY: the `Work<J>` from `queue`, handed back once: ours to free.
   let work = unsafe { Box::from_raw(data.cast::<Work<J>>()) };
-  let Work { job, result, deferred, state } = *work;
-  // From here, `cancel()` does nothing: the handle is about to be deleted.
-  state.phase.store(DONE, Ordering::Release);
-  let handle = state.handle.swap(ptr::null_mut(), Ordering::AcqRel);
+  // Taken first: from here, `cancel()` does nothing, since the handle is about to be deleted.
+  let handle = work.state.handle.swap(ptr::null_mut(), Ordering::AcqRel);
   let env = Env::from_raw(env);
-  // No result means the work never ran: it was cancelled, or the environment is shutting down
-  // (then settling fails quietly, as there is no one left to tell).
-  let settled = match result {
-    Some(Ok(output)) => job.resolve(&env, output),
-    Some(Err(failure)) => Err(failure),
-    None => Err(Failure::Aborted),
-  };
-  settle(&env, deferred, settled);
+  work.complete(&env);
   // SAFETY: on the JavaScript thread; the handle is deleted once, here, after its callbacks ran.
   unsafe { sys::napi_delete_async_work(env.raw(), handle) };
 }
@@ -596,7 +629,7 @@ impl Cancellation {
   }
 
   /// Called before the work is queued: cancelling it then needs no libuv call, `execute` sees it.
-  fn attach(&self, state: Arc<WorkState>) {
+  pub(crate) fn attach(&self, state: Arc<WorkState>) {
     let mut slot = self.lock();
     if matches!(*slot, Cancel::Requested) {
       *slot = Cancel::Done;
