@@ -11,7 +11,7 @@ import os from 'node:os'
 
 import { loadContenders } from './contenders.mjs'
 import { payloads } from './corpus.mjs'
-import { FLOOR, floors } from './floor.mjs'
+import { FLOOR, FLOOR_BATCH, floors } from './floor.mjs'
 
 const require = createRequire(import.meta.url)
 const zstd = require('../main.js')
@@ -24,6 +24,8 @@ const MESSAGES = 64
 const LEVEL = 3
 const rounds = Number(process.argv[2] ?? 15)
 const cores = os.availableParallelism()
+/** The messages a round of the floor runs: whole calls of FLOOR_BATCH. */
+const FLOOR_ROUND = Math.ceil(MESSAGES / FLOOR_BATCH) * FLOOR_BATCH
 
 const messagesOf = (size) => {
   const cut = payloads(size)
@@ -61,7 +63,7 @@ for (const size of [1024, 8192]) {
         ]),
       ),
       [FLOOR]: async () => {
-        for (let i = 0; i < MESSAGES; i += 15) floorCompress()
+        for (let i = 0; i < MESSAGES; i += FLOOR_BATCH) floorCompress()
       },
     },
     decompress: {
@@ -78,7 +80,7 @@ for (const size of [1024, 8192]) {
         ]),
       ),
       [FLOOR]: async () => {
-        for (let i = 0; i < MESSAGES; i += 15) floorDecompress()
+        for (let i = 0; i < MESSAGES; i += FLOOR_BATCH) floorDecompress()
       },
     },
   }
@@ -89,8 +91,8 @@ for (const size of [1024, 8192]) {
     }
     for (const [name, values] of Object.entries(times)) {
       values.sort((a, b) => a - b)
-      // The floor runs 15 messages a call: its time per message is per 15 of a round's 64.
-      const micros = values[values.length >> 1] * (name === FLOOR ? 15 / 16 : 1)
+      // The floor runs FLOOR_BATCH messages a call, so a round of it runs more than MESSAGES.
+      const micros = values[values.length >> 1] * (name === FLOOR ? MESSAGES / FLOOR_ROUND : 1)
       rows.push({ size, op, name, micros })
       console.log(`${op} ${size} ${name}: ${micros.toFixed(2)} µs per message`)
     }

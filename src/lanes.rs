@@ -28,6 +28,7 @@ use native::Lanes;
 pub const ENABLED: bool = !cfg!(target_family = "wasm");
 
 /// Calls estimated to take at least this long (µs) get a threadpool work item of their own.
+#[cfg(not(target_family = "wasm"))]
 const LANE_BELOW_MICROS: f64 = 1000.0;
 
 /// Queues `job`, a call estimated to take `micros`, and returns a Promise of its result: on this

@@ -476,6 +476,7 @@ impl<J: Job> Work<J> {
     settle(env, self.deferred, Err(failure));
   }
 
+  #[cfg(not(target_family = "wasm"))]
   pub(crate) fn state(&self) -> &Arc<WorkState> {
     &self.state
   }

@@ -1,0 +1,219 @@
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { describe, expect, it } from 'vitest'
+
+import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
+import { corpus, textOfLength, wasi } from './helpers'
+
+// Many small async calls in flight share a few threadpool work items (src/lanes.rs); the
+// WebAssembly build has no lanes, and emnapi runs no async_hooks hook for its work.
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+/** `count` inputs of 1 to 64 KiB cut from the corpus. */
+function inputs(count: number) {
+  return Array.from({ length: count }, (_, i) => {
+    const file = corpus[i % corpus.length].data
+    const length = [1024, 8192, 3000, 65536, 20000][i % 5]
+    return file.subarray(i % 7, (i % 7) + Math.min(length, file.length - 7))
+  })
+}
+
+/** The threadpool work items that `run` queued, by async resource type. */
+async function workItems(run: () => Promise<unknown>) {
+  const { createHook } = await import('node:async_hooks')
+  const types = new Map<string, number>()
+  const hook = createHook({
+    init(_id, type) {
+      if (type.startsWith('zstd-pool:')) types.set(type, (types.get(type) ?? 0) + 1)
+    },
+  }).enable()
+  try {
+    await run()
+  } finally {
+    hook.disable()
+  }
+  return types
+}
+
+describe('many async calls in flight', () => {
+  it.skipIf(wasi)('share a few threadpool work items, each call with its own result', async () => {
+    const messages = inputs(300)
+    const frames = messages.map((input) => compressSync(input, 3))
+    let compressed: Buffer[] = []
+    let decompressed: Buffer[] = []
+    const types = await workItems(async () => {
+      compressed = await Promise.all(messages.map((input) => compress(input, 3)))
+      decompressed = await Promise.all(frames.map((frame) => decompress(frame)))
+    })
+    messages.forEach((input, i) => {
+      expect(compressed[i].equals(frames[i]), `compress ${i}`).toBe(true)
+      expect(decompressed[i].equals(input), `decompress ${i}`).toBe(true)
+    })
+    // 600 calls: a work item each before lanes; now a few drainers, and a work item for a call
+    // that found none other in flight.
+    const queued = [...types].filter(([type]) => type !== 'zstd-pool:lanes').reduce((sum, [, count]) => sum + count, 0)
+    expect(types.get('zstd-pool:lane')).toBeGreaterThan(0)
+    expect(queued).toBeLessThan(60)
+  })
+
+  it('keep each failure to its own call', async () => {
+    const messages = inputs(120)
+    // With checksums, a flipped byte is always caught.
+    const frames = messages.map((input, i) => {
+      const frame = compressSync(input, { level: 3, checksum: true })
+      if (i % 3 === 1) return frame.subarray(0, frame.length - 5)
+      if (i % 3 === 2) frame[frame.length >> 1] ^= 0xff
+      return frame
+    })
+    const limit = (i: number) => (i % 10 === 0 ? 100 : undefined)
+    const settled = await Promise.allSettled(frames.map((frame, i) => decompress(frame, { maxOutputLength: limit(i) })))
+    settled.forEach((result, i) => {
+      if (i % 3 === 0 && limit(i) === undefined) {
+        expect(result.status, `call ${i}`).toBe('fulfilled')
+        expect((result as PromiseFulfilledResult<Buffer>).value.equals(messages[i]), `call ${i}`).toBe(true)
+        return
+      }
+      expect(result.status, `call ${i}`).toBe('rejected')
+      const { code } = (result as PromiseRejectedResult).reason
+      if (i % 3 === 0) expect(code, `call ${i}`).toBe('ERR_BUFFER_TOO_LARGE')
+      else expect(code, `call ${i}`).toMatch(/^ZSTD_error_|^ERR_BUFFER_TOO_LARGE$/)
+    })
+  })
+
+  it.skipIf(wasi)('cancel queued calls whose signal is aborted: they never run', async () => {
+    // Calls that keep the lanes busy for a while (each about 1 ms of work by libzstd's estimate,
+    // small enough for the lanes), then calls queued behind them, each with a signal, aborted
+    // at once.
+    const heavy = textOfLength(96 << 10)
+    const busy = Array.from({ length: 120 }, () => compress(heavy, 6))
+    const controllers = Array.from({ length: 200 }, () => new AbortController())
+    const before = poolStats().compressors
+    const calls = controllers.map((controller, i) => compress(heavy.subarray(i), { level: 6, signal: controller.signal }))
+    for (const controller of controllers) controller.abort()
+    const settled = await Promise.allSettled(calls)
+    for (const result of settled) {
+      expect(result.status).toBe('rejected')
+      expect((result as PromiseRejectedResult).reason.name).toBe('AbortError')
+    }
+    await Promise.all(busy)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const after = poolStats().compressors
+    // The busy calls ran (some of them before `before` was read); the aborted ones did not.
+    expect(after.created + after.reused - before.created - before.reused).toBeLessThanOrEqual(120)
+  })
+
+  it.skipIf(wasi)('cancel a call whose signal is aborted by JavaScript that runs while it is queued', async () => {
+    const { createHook } = await import('node:async_hooks')
+    const controller = new AbortController()
+    const others = inputs(20).map((input) => compress(input, 3))
+    let armed = true
+    const hook = createHook({
+      init(_id, type) {
+        // A drainer is made after its first call was queued: abort that call from its hook.
+        if (armed && type === 'zstd-pool:lane') {
+          armed = false
+          controller.abort()
+        }
+      },
+    }).enable()
+    // Let the drainers of the calls above stop, so that a new one is made for the next burst.
+    await Promise.all(others)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The first call runs on the spot, the second finds none in flight (a work item of its own),
+    // the third goes to the lanes and starts a drainer.
+    const burst = [
+      compress(textOfLength(5000), 3),
+      compress(textOfLength(5500), 3),
+      compress(textOfLength(6000), { level: 3, signal: controller.signal }),
+    ]
+    hook.disable()
+    expect(armed).toBe(false)
+    await expect(burst[2]).rejects.toThrowError(expect.objectContaining({ name: 'AbortError' }))
+    expect(decompressSync(await burst[0]).equals(textOfLength(5000))).toBe(true)
+    expect(decompressSync(await burst[1]).equals(textOfLength(5500))).toBe(true)
+  })
+
+  it.skipIf(wasi)('survive JavaScript that calls back in while results are settled', async () => {
+    const { createHook } = await import('node:async_hooks')
+    const nested: Promise<Buffer>[] = []
+    const hook = createHook({
+      init(_id, type) {
+        // Any Node-API call that makes an async resource can run this, lanes included.
+        if (type.startsWith('zstd-pool:') && nested.length < 50) {
+          nested.push(compress(textOfLength(3000), 3))
+          compressSync('from a hook')
+        }
+      },
+    }).enable()
+    let reads = 0
+    // Resolving a Promise with a Buffer reads its `then`: a getter runs as each call settles.
+    Object.defineProperty(Uint8Array.prototype, 'then', {
+      configurable: true,
+      get() {
+        reads++
+        if (reads < 200) compressSync(this.length > 0 ? this : 'x')
+        return undefined
+      },
+    })
+    try {
+      const messages = inputs(100)
+      const results = await Promise.all(messages.map((input) => compress(input, 3)))
+      results.forEach((frame, i) => {
+        expect(decompressSync(frame).equals(messages[i]), `call ${i}`).toBe(true)
+      })
+    } finally {
+      hook.disable()
+      delete (Uint8Array.prototype as { then?: unknown }).then
+    }
+    expect(reads).toBeGreaterThan(0)
+    for (const frame of await Promise.all(nested)) expect(decompressSync(frame).equals(textOfLength(3000))).toBe(true)
+  })
+
+  it('work in worker threads terminated in the middle of a burst', async () => {
+    const source = `
+      const { workerData } = require('node:worker_threads')
+      const { compress, decompress, compressSync } = require(workerData.entry)
+      const input = Buffer.alloc(20000, 'worker thread ')
+      const frame = compressSync(input)
+      for (let round = 0; ; round++) {
+        for (let i = 0; i < 200; i++) { compress(input, 1 + (i % 5)); decompress(frame) }
+      }
+    `
+    const looping = `
+      const { parentPort, workerData } = require('node:worker_threads')
+      const { compress, decompress, compressSync } = require(workerData.entry)
+      const input = Buffer.alloc(20000, 'worker thread ')
+      const frame = compressSync(input)
+      ;(async () => {
+        for (;;) {
+          await Promise.all(Array.from({ length: 64 }, (_, i) => (i % 2 ? compress(input, 3) : decompress(frame))))
+          parentPort.postMessage('round')
+        }
+      })()
+    `
+    for (let i = 0; i < 12; i++) {
+      const worker = new Worker(i % 2 ? source : looping, { eval: true, workerData: { entry: `${root}main.js` } })
+      await new Promise((resolve) => setTimeout(resolve, 5 + ((i * 7) % 30)))
+      await worker.terminate()
+    }
+    // The main thread's calls still work.
+    expect(decompressSync(await compress(textOfLength(9000), 3)).equals(textOfLength(9000))).toBe(true)
+  })
+
+  it('let the process exit by itself after a burst, and on process.exit in the middle of one', () => {
+    const script = (exitEarly: boolean) => `
+      const { compress, decompress, compressSync } = require(${JSON.stringify(`${root}main.js`)})
+      const input = Buffer.alloc(30000, 'exit ')
+      const frame = compressSync(input)
+      Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? compress(input, 3) : decompress(frame)))).then((results) => {
+        if (results.length !== 200) process.exitCode = 3
+      })
+      ${exitEarly ? 'setImmediate(() => process.exit(7))' : ''}
+    `
+    const clean = spawnSync(process.execPath, ['-e', script(false)], { timeout: 20_000 })
+    expect(clean.status, clean.stderr.toString()).toBe(0)
+    const early = spawnSync(process.execPath, ['-e', script(true)], { timeout: 20_000 })
+    expect(early.status, early.stderr.toString()).toBe(7)
+  })
+})
