@@ -201,6 +201,78 @@ describe('many async calls in flight', () => {
     expect(decompressSync(await compress(textOfLength(9000), 3)).equals(textOfLength(9000))).toBe(true)
   })
 
+  it.skipIf(wasi)('give the threadpool back to other work while calls keep coming', () => {
+    // One threadpool thread, and a steady flow of small calls: a file read queued meanwhile
+    // must not wait for the flow to end (it never does here).
+    const script = `
+      const { compress } = require(${JSON.stringify(`${root}main.js`)})
+      const input = Buffer.alloc(20000, 'flow ')
+      for (let i = 0; i < input.length; i += 5) input[i] = (i * 7) & 255
+      let reading = true
+      const loop = async () => { while (reading) await compress(input, 1) }
+      for (let i = 0; i < 512; i++) loop()
+      setTimeout(() => require('node:fs').readFile(__filename, () => { reading = false }), 20)
+      setTimeout(() => process.exit(2), 15000).unref()
+    `
+    const child = spawnSync(process.execPath, ['-e', script], {
+      env: { ...process.env, UV_THREADPOOL_SIZE: '1' },
+      timeout: 30_000,
+    })
+    expect(child.status, child.stderr.toString()).toBe(0)
+  })
+
+  it('reject only the call whose result has a throwing then getter', async () => {
+    const messages = inputs(64).map((input, i) => Buffer.concat([input, Buffer.alloc(i)]))
+    const lengths = messages.map((input) => compressSync(input, 1).length)
+    const target = lengths[20]
+    const uncaught: unknown[] = []
+    const onUncaught = (error: unknown) => uncaught.push(error)
+    process.on('uncaughtException', onUncaught)
+    Object.defineProperty(Uint8Array.prototype, 'then', {
+      configurable: true,
+      get() {
+        if (this.length === target) throw new Error('then getter')
+        return undefined
+      },
+    })
+    try {
+      const settled = await Promise.allSettled(messages.map((input) => compress(input, 1)))
+      const rejected = settled.flatMap((result, i) => (result.status === 'rejected' ? [i] : []))
+      expect(rejected).toEqual(lengths.flatMap((length, i) => (length === target ? [i] : [])))
+    } finally {
+      delete (Uint8Array.prototype as { then?: unknown }).then
+      process.off('uncaughtException', onUncaught)
+    }
+    expect(uncaught).toEqual([])
+  })
+
+  it.skipIf(wasi)('keep one set of lanes per copy of the addon loaded on a thread, made once', () => {
+    // Two copies (a cleared require cache), called in turn; and a hook that calls in as the
+    // lanes are made.
+    const script = `
+      const entry = ${JSON.stringify(`${root}main.js`)}
+      const made = { lanes: 0 }
+      const hooks = require('node:async_hooks').createHook({
+        init(_id, type) {
+          if (type === 'zstd-pool:lanes' && ++made.lanes < 10) first.compress(input, 1)
+        },
+      })
+      const first = require(entry)
+      for (const key of Object.keys(require.cache)) if (key.startsWith(${JSON.stringify(root)})) delete require.cache[key]
+      const second = require(entry)
+      const input = Buffer.alloc(20000, 'two copies ')
+      hooks.enable()
+      ;(async () => {
+        for (let round = 0; round < 200; round++) {
+          await Promise.all([first, second, first, second].map((zstd) => zstd.compress(input, 1)))
+        }
+        if (made.lanes !== 2) throw new Error('lanes made ' + made.lanes)
+      })().catch((error) => { console.error(error); process.exit(1) })
+    `
+    const child = spawnSync(process.execPath, ['-e', script], { timeout: 60_000 })
+    expect(child.status, child.stderr.toString()).toBe(0)
+  })
+
   it('let the process exit by itself after a burst, and on process.exit in the middle of one', () => {
     const script = (exitEarly: boolean) => `
       const { compress, decompress, compressSync } = require(${JSON.stringify(`${root}main.js`)})

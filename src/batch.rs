@@ -17,7 +17,7 @@ use napi_derive::napi;
 use crate::decompress::{self, Limits};
 use crate::error::Failure;
 use crate::node::{self, Cancellation, Js};
-use crate::{owned, prepared, CompressCall, CompressParams, DecompressCall, PreparedDictionary};
+use crate::{lanes, owned, prepared, CompressCall, CompressParams, DecompressCall, PreparedDictionary};
 
 /// The inputs of a batch, end to end, and where each ends.
 struct Items {
@@ -145,7 +145,11 @@ pub fn compress_batch(
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let call = CompressCall { params: CompressParams { level, checksum, workers: 0 }, dictionary: prepared(dictionary) };
-  let result = Items::new(inputs, lengths).and_then(|items| node::queue(&env, CompressBatch { items, call }, cancellation));
+  // Small batches share the lanes with single calls in flight (see `lanes.rs`): a group's
+  // results are settled while the next group runs.
+  let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize)).sum();
+  let result =
+    Items::new(inputs, lengths).and_then(|items| lanes::queue(&env, CompressBatch { items, call }, cancellation, micros));
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
   }

@@ -151,6 +151,8 @@ mod native {
     in_flight: AtomicUsize,
     /// How many drainers may run at once.
     width: usize,
+    /// The threadpool's size: drainers of every thread together leave one of its threads free.
+    threadpool: usize,
     state: Mutex<State>,
     /// Wakes a parked drainer.
     ready: Condvar,
@@ -172,31 +174,44 @@ mod native {
   }
 
   thread_local! {
-    /// This JavaScript thread's lanes.
-    static LANES: RefCell<Option<Arc<Lanes>>> = const { RefCell::new(None) };
+    /// The lanes of this JavaScript thread, one per environment (the addon may be loaded more
+    /// than once on a thread, as test runners that isolate modules do).
+    static LANES: RefCell<Vec<Arc<Lanes>>> = const { RefCell::new(Vec::new()) };
   }
+
+  /// Drainers of every thread of the process (they share one threadpool).
+  static ALL_DRAINERS: AtomicUsize = AtomicUsize::new(0);
 
   impl Lanes {
     /// The lanes of `env`'s JavaScript thread, made on first use.
     pub(super) fn of(env: &Env) -> Result<Arc<Self>, Failure> {
-      let current = LANES.with(|lanes| lanes.borrow().clone());
-      if let Some(lanes) = current.filter(|lanes| lanes.env == env.raw() as usize && !lanes.closed.load(Ordering::Acquire)) {
+      let key = env.raw() as usize;
+      let current = LANES.with(|all| all.borrow().iter().find(|lanes| lanes.env == key && !lanes.closed()).cloned());
+      if let Some(lanes) = current {
         return Ok(lanes);
       }
+      let (width, threadpool) = width();
       let lanes = Arc::new(Self {
-        env: env.raw() as usize,
+        env: key,
         wake: AtomicPtr::new(ptr::null_mut()),
         closed: AtomicBool::new(false),
         in_flight: AtomicUsize::new(0),
-        width: width(),
+        width,
+        threadpool,
         state: Mutex::new(State::default()),
         ready: Condvar::new(),
+      });
+      // Published before the thread-safe function is made, since making it can run JavaScript
+      // (an `async_hooks` init hook) that calls in: such calls use these lanes, and until the
+      // function is there, their results are settled by the drainers' completions.
+      LANES.with(|all| {
+        let mut all = all.borrow_mut();
+        all.retain(|lanes| !lanes.closed());
+        all.push(lanes.clone());
       });
       // The thread-safe function holds a reference of its own, given back when Node finalizes it.
       let context = Arc::into_raw(lanes.clone()).cast_mut().cast::<c_void>();
       let mut wake = ptr::null_mut();
-      // Can run JavaScript (an `async_hooks` init hook for its async resource); no borrow of
-      // `LANES` is held meanwhile.
       // SAFETY: on the JavaScript thread of `env`; `context` stays valid until `finalized` runs.
       let status = unsafe {
         sys::napi_create_threadsafe_function(
@@ -216,14 +231,19 @@ mod native {
       if status != sys::Status::napi_ok {
         // SAFETY: the reference made above, which Node did not take.
         drop(unsafe { Arc::from_raw(context.cast::<Self>()) });
+        // Without a way to wake this thread, these lanes take no more calls.
+        lanes.closed.store(true, Ordering::Release);
         return Err(Failure::Napi("napi_create_threadsafe_function"));
       }
-      lanes.wake.store(wake, Ordering::Release);
       // Idle lanes must not keep the process alive; a drainer at work does (it is a work item).
       // SAFETY: on the JavaScript thread of `env`; `wake` was just made there.
       unsafe { sys::napi_unref_threadsafe_function(env.raw(), wake) };
-      LANES.with(|slot| *slot.borrow_mut() = Some(lanes.clone()));
+      lanes.wake.store(wake, Ordering::Release);
       Ok(lanes)
+    }
+
+    fn closed(&self) -> bool {
+      self.closed.load(Ordering::Acquire)
     }
 
     pub(super) fn in_flight(&self) -> usize {
@@ -234,7 +254,7 @@ mod native {
       self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Queues `call`, and starts a drainer if fewer than `width` run.
+    /// Queues `call`, and wakes a parked drainer or starts one if there is room.
     pub(super) fn push(self: &Arc<Self>, env: &Env, call: Box<dyn Call>) {
       let start = {
         let mut state = self.lock();
@@ -246,8 +266,14 @@ mod native {
           self.ready.notify_one();
           false
         } else {
-          let start = state.drainers < self.width;
-          state.drainers += start as usize;
+          // One drainer always, so that queued calls run; more up to one per core, while the
+          // drainers of every thread leave a thread of the threadpool to other work.
+          let start =
+            state.drainers == 0 || (state.drainers < self.width && ALL_DRAINERS.load(Ordering::Relaxed) + 1 < self.threadpool);
+          if start {
+            state.drainers += 1;
+            ALL_DRAINERS.fetch_add(1, Ordering::Relaxed);
+          }
           start
         }
       };
@@ -259,7 +285,7 @@ mod native {
     /// Queues a drainer on the threadpool. Can run JavaScript (an `async_hooks` init hook), which
     /// may call in and queue more: no lock is held.
     fn start_drainer(self: &Arc<Self>, env: &Env) -> Result<(), ()> {
-      let drainer = Box::into_raw(Box::new(Drainer { lanes: self.clone(), handle: ptr::null_mut() }));
+      let drainer = Box::into_raw(Box::new(Drainer { lanes: self.clone(), handle: ptr::null_mut(), again: false }));
       let mut handle = ptr::null_mut();
       // SAFETY: on the JavaScript thread of `env`; `drainer` is a live Box, handed to libuv's
       // callbacks once the work is queued (`drain` borrows it, `drained` frees it).
@@ -298,6 +324,7 @@ mod native {
       let orphans = {
         let mut state = self.lock();
         state.drainers -= 1;
+        ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
         if state.drainers == 0 {
           std::mem::take(&mut state.queued)
         } else {
@@ -309,17 +336,44 @@ mod native {
       }
     }
 
+    /// Gives up a drainer's slot and drops the queued calls, as the environment is torn down.
+    fn abandon(&self) {
+      let dropped = {
+        let mut state = self.lock();
+        state.drainers -= 1;
+        ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
+        if state.drainers == 0 {
+          std::mem::take(&mut state.queued)
+        } else {
+          VecDeque::new()
+        }
+      };
+      drop(dropped);
+    }
+
     /// Settles every finished call, on the JavaScript thread. Settling can run JavaScript (a
     /// `then` getter on a result's prototype), which may call in: no lock is held meanwhile.
+    ///
+    /// No drainer wakes this thread again until it is done: Node runs the calls of a thread-safe
+    /// function back to back, without letting the event loop turn, for as long as new ones come
+    /// while it runs them (up to a thousand), and with calls flowing steadily they would.
     fn settle(&self, env: &Env) {
       let finished = {
         let mut state = self.lock();
-        state.woken = false;
+        state.woken = true;
         state.finished_since = None;
         std::mem::take(&mut state.finished)
       };
       for call in finished {
         call.complete(env);
+      }
+      let mut state = self.lock();
+      state.woken = false;
+      // Calls that finished meanwhile: a parked drainer, signalled, wakes this thread for them
+      // (after this returns, most likely); a running one does after its share.
+      if !state.finished.is_empty() && state.parked > state.signalled {
+        state.signalled += 1;
+        self.ready.notify_one();
       }
     }
 
@@ -327,7 +381,9 @@ mod native {
     /// closing, the drainer's completion settles them instead.
     fn wake(&self) {
       let wake = self.wake.load(Ordering::Acquire);
-      if self.closed.load(Ordering::Acquire) {
+      // Not made yet (a call made while it was being made), or gone: the drainers' completions
+      // settle what finished.
+      if wake.is_null() || self.closed() {
         return;
       }
       // SAFETY: called by a drainer, a work item: Node finalizes the thread-safe function only
@@ -336,16 +392,16 @@ mod native {
     }
   }
 
-  /// How many drainers run at once: one per core, within the threadpool's size (a drainer holds a
-  /// threadpool thread while it runs).
-  fn width() -> usize {
-    let threadpool = std::env::var("UV_THREADPOOL_SIZE")
-      .ok()
-      .and_then(|size| size.trim().parse::<usize>().ok())
-      .filter(|&size| size > 0)
-      .unwrap_or(4);
+  /// How many drainers of one thread run at once, one per core within the threadpool's size (a
+  /// drainer holds a threadpool thread while it runs), and that size, read as libuv reads
+  /// `UV_THREADPOOL_SIZE` (the leading digits; 0 means 1; at most 1024; 4 when unset).
+  fn width() -> (usize, usize) {
+    let threadpool = std::env::var("UV_THREADPOOL_SIZE").ok().map_or(4, |size| {
+      let digits: String = size.trim_start().chars().take_while(char::is_ascii_digit).collect();
+      digits.parse::<usize>().unwrap_or(0).clamp(1, 1024)
+    });
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
-    threadpool.min(cores).max(1)
+    (threadpool.min(cores).max(1), threadpool)
   }
 
   /// Whether the finished calls are worth waking the JavaScript thread for now. A wake costs the
@@ -367,15 +423,26 @@ mod native {
   /// through the threadpool.
   const LINGER: Duration = Duration::from_micros(250);
 
+  /// How long a drainer runs calls before it gives its threadpool thread back: its work item
+  /// ends, and a new one queued behind whatever else waits for the threadpool (file system,
+  /// DNS, crypto, other threads' calls) takes over. Without it, a steady flow of calls would
+  /// hold the threadpool's threads for as long as it lasts.
+  const SLICE: Duration = Duration::from_millis(2);
+
   struct Drainer {
     lanes: Arc<Lanes>,
     handle: sys::napi_async_work,
+    /// Its slice ran out with calls still queued: `drained` queues the next drainer in its place.
+    again: bool,
   }
 
   /// A drainer's work: shares of the queue, one after another, until none is left for `LINGER`.
   unsafe extern "C" fn drain(_env: sys::napi_env, data: *mut c_void) {
-    // SAFETY: the `Drainer` that `start_drainer` queued; `drained` frees it after this returns.
-    let lanes = unsafe { &(*data.cast::<Drainer>()).lanes };
+    // SAFETY: the `Drainer` that `start_drainer` queued, ours until this returns (`drained`
+    // frees it after).
+    let drainer = unsafe { &mut *data.cast::<Drainer>() };
+    let lanes = drainer.lanes.clone();
+    let started = Instant::now();
     let mut done: Vec<Box<dyn Call>> = Vec::new();
     let mut state = lanes.lock();
     let mut idle_since: Option<Instant> = None;
@@ -385,6 +452,11 @@ mod native {
         state.finished_since.get_or_insert_with(Instant::now);
       }
       if !state.queued.is_empty() {
+        if started.elapsed() >= SLICE {
+          // Its slot stays taken: `drained` queues the next drainer.
+          drainer.again = true;
+          break;
+        }
         idle_since = None;
         // A share of the queue, so that the lock is taken once per share rather than per call,
         // and every drainer still gets some.
@@ -411,6 +483,7 @@ mod native {
       if left.is_zero() {
         // This drainer's completion settles what finished.
         state.drainers -= 1;
+        ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
         break;
       }
       if !state.finished.is_empty() && !state.woken {
@@ -434,6 +507,15 @@ mod native {
     let env = Env::from_raw(env);
     if status == sys::Status::napi_cancelled {
       drainer.lanes.stopped(&env, || Failure::Aborted);
+    } else if drainer.again {
+      // As the environment is torn down (a worker terminated), Node still completes work items
+      // but forbids JavaScript: making a work item would then throw from its `async_hooks` init
+      // hooks, reported as uncaught. The queued calls are dropped instead: no one is left to tell.
+      if !node::can_run_js(&env) {
+        drainer.lanes.abandon();
+      } else if drainer.lanes.start_drainer(&env).is_err() {
+        drainer.lanes.stopped(&env, || Failure::Napi("napi_queue_async_work"));
+      }
     }
     drainer.lanes.settle(&env);
     // SAFETY: on the JavaScript thread; deleted once, here, after its callbacks ran.

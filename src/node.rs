@@ -556,9 +556,13 @@ unsafe extern "C" fn complete<J: Job>(env: sys::napi_env, _status: sys::napi_sta
 fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) {
   let failure = match result {
     Ok(value) if !exception_pending(env) => {
-      // Resolving runs no JavaScript: reactions run later, as microtasks.
+      // Reactions run later, as microtasks; but resolving reads the value's `then`, which can be
+      // a getter. One that throws rejects this Promise with its error, and Node 20 leaves that
+      // error pending too: cleared, so that it is not taken for the next call's (which settles
+      // next when many settle together) or reported as uncaught.
       // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it).
       unsafe { sys::napi_resolve_deferred(env.raw(), deferred, value.0) };
+      take_exception(env);
       return;
     }
     Ok(_) => Failure::Napi("napi_resolve_deferred"),
@@ -570,6 +574,27 @@ fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) 
     .unwrap_or_else(|| string(env, &failure.shape().message));
   // SAFETY: as above; no exception is pending (any was taken just above).
   unsafe { sys::napi_reject_deferred(env.raw(), deferred, error) };
+}
+
+/// Whether JavaScript can run on `env`'s thread now: not while its environment is torn down.
+/// Calls a native function that does nothing, through `napi_call_function`, which checks that
+/// first (and runs no JavaScript).
+pub(crate) fn can_run_js(env: &Env) -> bool {
+  unsafe extern "C" fn nothing(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    ptr::null_mut()
+  }
+  let (mut function, mut receiver, mut result) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+  // SAFETY: on the JavaScript thread of `env`; the function is native and does nothing.
+  let can = unsafe {
+    sys::napi_create_function(env.raw(), c"nothing".as_ptr(), 7, Some(nothing), ptr::null_mut(), &mut function)
+      == sys::Status::napi_ok
+      && sys::napi_get_undefined(env.raw(), &mut receiver) == sys::Status::napi_ok
+      && sys::napi_call_function(env.raw(), receiver, function, 0, ptr::null(), &mut result) == sys::Status::napi_ok
+  };
+  if !can {
+    take_exception(env);
+  }
+  can
 }
 
 fn take_exception(env: &Env) -> Option<sys::napi_value> {
