@@ -357,17 +357,20 @@ mod native {
     /// No drainer wakes this thread again until it is done: Node runs the calls of a thread-safe
     /// function back to back, without letting the event loop turn, for as long as new ones come
     /// while it runs them (up to a thousand), and with calls flowing steadily they would.
+    /// Calls that finish while it settles are settled too, for up to `SETTLE_FOR`.
     fn settle(&self, env: &Env) {
-      let finished = {
-        let mut state = self.lock();
-        state.woken = true;
-        state.finished_since = None;
-        std::mem::take(&mut state.finished)
-      };
-      for call in finished {
-        call.complete(env);
-      }
+      let began = Instant::now();
       let mut state = self.lock();
+      state.woken = true;
+      while !state.finished.is_empty() && began.elapsed() < SETTLE_FOR {
+        state.finished_since = None;
+        let finished = std::mem::take(&mut state.finished);
+        drop(state);
+        for call in finished {
+          call.complete(env);
+        }
+        state = self.lock();
+      }
       state.woken = false;
       // Calls that finished meanwhile: a parked drainer, signalled, wakes this thread for them
       // (after this returns, most likely); a running one does after its share.
@@ -404,17 +407,22 @@ mod native {
     (threadpool.min(cores).max(1), threadpool)
   }
 
-  /// Whether the finished calls are worth waking the JavaScript thread for now. A wake costs the
+  /// Whether the finished calls are worth waking the JavaScript thread for now, as a drainer
+  /// starts a share that it expects to take `next` (as long as its last). A wake costs the
   /// drainer a system call and the JavaScript thread a trip through its event loop, several
   /// microseconds in all: waking for every small call cost more than the calls. So finished
-  /// calls wait until the oldest has waited `SETTLE_AFTER` (a drainer checks between calls, so a
-  /// call that took longer is settled as soon as the next starts) or `SETTLE_AT` have finished.
-  fn worth_a_wake(state: &State) -> bool {
-    state.finished.len() >= SETTLE_AT || state.finished_since.is_some_and(|since| since.elapsed() >= SETTLE_AFTER)
+  /// calls wait while neither the oldest has waited, nor the share about to start would make it
+  /// wait, `SETTLE_AFTER`, and fewer than `SETTLE_AT` have finished.
+  fn worth_a_wake(state: &State, next: Duration) -> bool {
+    state.finished.len() >= SETTLE_AT || state.finished_since.is_some_and(|since| since.elapsed() + next >= SETTLE_AFTER)
   }
 
   const SETTLE_AFTER: Duration = Duration::from_micros(50);
   const SETTLE_AT: usize = 32;
+
+  /// How long the JavaScript thread goes on settling calls that finish while it settles, before
+  /// it lets the event loop turn.
+  const SETTLE_FOR: Duration = Duration::from_millis(1);
 
   /// The most calls a drainer takes from the queue at once.
   const MAX_SHARE: usize = 8;
@@ -423,11 +431,12 @@ mod native {
   /// through the threadpool.
   const LINGER: Duration = Duration::from_micros(250);
 
-  /// How long a drainer runs calls before it gives its threadpool thread back: its work item
-  /// ends, and a new one queued behind whatever else waits for the threadpool (file system,
-  /// DNS, crypto, other threads' calls) takes over. Without it, a steady flow of calls would
-  /// hold the threadpool's threads for as long as it lasts.
-  const SLICE: Duration = Duration::from_millis(2);
+  /// How long a drainer runs calls (waiting for more does not count) before it gives its
+  /// threadpool thread back: its work item ends, and a new one queued behind whatever else
+  /// waits for the threadpool (file system, DNS, crypto, other threads' calls) takes over.
+  /// Without it, a steady flow of calls would hold the threadpool's threads for as long as it
+  /// lasts.
+  const SLICE: Duration = Duration::from_millis(50);
 
   struct Drainer {
     lanes: Arc<Lanes>,
@@ -442,7 +451,9 @@ mod native {
     // frees it after).
     let drainer = unsafe { &mut *data.cast::<Drainer>() };
     let lanes = drainer.lanes.clone();
-    let started = Instant::now();
+    // Time spent running calls: waiting for more does not count against the slice.
+    let mut busy = Duration::ZERO;
+    let mut last_share = Duration::ZERO;
     let mut done: Vec<Box<dyn Call>> = Vec::new();
     let mut state = lanes.lock();
     let mut idle_since: Option<Instant> = None;
@@ -452,7 +463,7 @@ mod native {
         state.finished_since.get_or_insert_with(Instant::now);
       }
       if !state.queued.is_empty() {
-        if started.elapsed() >= SLICE {
+        if busy >= SLICE {
           // Its slot stays taken: `drained` queues the next drainer.
           drainer.again = true;
           break;
@@ -464,16 +475,19 @@ mod native {
         done.extend(state.queued.drain(..share));
         // Calls finished and more to run: the JavaScript thread settles them meanwhile, once
         // they are worth a wake (see `worth_a_wake`).
-        let wake = !state.woken && worth_a_wake(&state);
+        let wake = !state.woken && worth_a_wake(&state, last_share);
         state.woken |= wake;
         drop(state);
         if wake {
           lanes.wake();
         }
+        let share_started = Instant::now();
         for call in &mut done {
           // Panics are caught inside: one call's failure is its own.
           call.execute();
         }
+        last_share = share_started.elapsed();
+        busy += last_share;
         state = lanes.lock();
         continue;
       }
