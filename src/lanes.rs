@@ -4,12 +4,18 @@
 //! than compressing a kilobyte; paid per call, it kept the cores waiting on the event loop.
 //!
 //! Each JavaScript thread (the main thread, each worker) has its own [`Lanes`]: a queue of calls,
-//! and up to one *drainer* per core (at most the threadpool's size). A drainer is a threadpool
-//! work item that takes a share of the queue at a time and runs it, and once the queue is empty
-//! waits a little (`LINGER`) for more before it stops, since starting one again costs a trip
-//! through the threadpool. Finished calls are settled on the JavaScript thread in batches: a
-//! drainer wakes it through a thread-safe function while it goes on with the next calls (once
-//! the finished ones are worth a wake, see `worth_a_wake`), or as soon as it runs out of calls.
+//! and up to one *drainer* per core (at most the threadpool's size, and the drainers of every
+//! thread together leave one threadpool thread to other work). A drainer is a threadpool work
+//! item that takes a share of the queue at a time and runs it. Once the queue is empty it waits a
+//! little (`LINGER`) for more before it stops, since starting one again costs a trip through the
+//! threadpool; once it has run calls for a while (`SLICE`) it gives its thread back, and a new
+//! drainer queued behind the other work waiting for the threadpool takes over.
+//!
+//! Finished calls are settled on the JavaScript thread in batches: a drainer wakes it through a
+//! thread-safe function while it goes on with the next calls (once the finished ones are worth a
+//! wake, see `worth_a_wake`), or as soon as it runs out of calls; the JavaScript thread then
+//! settles what finishes meanwhile too, for up to `SETTLE_FOR`, before it lets the event loop
+//! turn.
 //!
 //! A lone call (none other in flight on its thread) gets a work item of its own, as do calls
 //! estimated to take long, so that a large call never holds a lane that small ones wait behind.
@@ -30,6 +36,22 @@ pub const ENABLED: bool = !cfg!(target_family = "wasm");
 /// Calls estimated to take at least this long (µs) get a threadpool work item of their own.
 #[cfg(not(target_family = "wasm"))]
 const LANE_BELOW_MICROS: f64 = 1000.0;
+
+/// Calls estimated under this (µs) may run on the spot when the lanes are backed up (see `help`).
+const HELP_BELOW_MICROS: f64 = 12.0;
+
+/// Whether an async call estimated to take `micros`, which `main.js` would let run on the spot up
+/// to `inline_micros` (0 once this turn of the event loop has had its share), should run on the
+/// spot rather than queue behind the calls already waiting for the lanes: the JavaScript thread
+/// then works as one more lane, instead of waiting.
+pub fn help(env: &Env, micros: f64, inline_micros: f64) -> bool {
+  #[cfg(not(target_family = "wasm"))]
+  if inline_micros > 0.0 && micros < HELP_BELOW_MICROS {
+    return Lanes::backed_up(env);
+  }
+  let _ = (env, micros, inline_micros);
+  false
+}
 
 /// Queues `job`, a call estimated to take `micros`, and returns a Promise of its result: on this
 /// thread's lanes if it is small, else as a threadpool work item of its own.
@@ -240,6 +262,14 @@ mod native {
       unsafe { sys::napi_unref_threadsafe_function(env.raw(), wake) };
       lanes.wake.store(wake, Ordering::Release);
       Ok(lanes)
+    }
+
+    /// Whether `env`'s lanes have at least two calls per drainer waiting.
+    pub(super) fn backed_up(env: &Env) -> bool {
+      let key = env.raw() as usize;
+      LANES.with(|all| {
+        all.borrow().iter().find(|lanes| lanes.env == key).is_some_and(|lanes| lanes.lock().queued.len() >= 2 * lanes.width)
+      })
     }
 
     fn closed(&self) -> bool {

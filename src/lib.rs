@@ -247,7 +247,7 @@ impl CompressCall {
     dictionary: Option<&PreparedDictionary>,
   ) -> Result<Js> {
     let micros = self.estimated_micros(input.len());
-    let result = if micros <= inline_micros {
+    let result = if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
       self.run_here(env, input, slab, slab_offset)
     } else {
       owned(input).and_then(|input| lanes::queue(env, CompressJob { input, call: self }, cancellation, micros))
@@ -423,7 +423,7 @@ impl DecompressCall {
     // The frame walk refuses what the limits or the dictionary rule out, before any work.
     let plan = decompress::plan_output(input, self.limits, self.dictionary.as_deref())?;
     let micros = estimated_micros(plan);
-    if micros <= inline_micros {
+    if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
       return self.run_here(env, input, plan, slab, offset);
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv thread
