@@ -462,10 +462,10 @@ mod native {
   const LINGER: Duration = Duration::from_micros(250);
 
   /// How long a drainer runs calls (waiting for more does not count) before it gives its
-  /// threadpool thread back: its work item ends, and a new one queued behind whatever else
-  /// waits for the threadpool (file system, DNS, crypto, other threads' calls) takes over.
-  /// Without it, a steady flow of calls would hold the threadpool's threads for as long as it
-  /// lasts.
+  /// threadpool thread back, when drainers hold all the threadpool's threads but at most one:
+  /// its work item ends, and a new one queued behind whatever else waits for the threadpool
+  /// (file system, DNS, crypto, other threads' calls) takes over. Without it, a steady flow of
+  /// calls would hold the threadpool's threads for as long as it lasts.
   const SLICE: Duration = Duration::from_millis(50);
 
   struct Drainer {
@@ -493,7 +493,10 @@ mod native {
         state.finished_since.get_or_insert_with(Instant::now);
       }
       if !state.queued.is_empty() {
-        if busy >= SLICE {
+        // Only while the drainers of every thread hold all the threadpool's threads but at
+        // most one (a small `UV_THREADPOOL_SIZE`, or many workers): restarting needs the
+        // JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
+        if busy >= SLICE && ALL_DRAINERS.load(Ordering::Relaxed) + 1 >= lanes.threadpool {
           // Its slot stays taken: `drained` queues the next drainer.
           drainer.again = true;
           break;
