@@ -348,37 +348,25 @@ mod native {
       Err(())
     }
 
-    /// A drainer stopped without running (it could not be queued, or was cancelled): if it was
-    /// the last, nothing would run the queued calls, so they fail.
-    fn stopped(&self, env: &Env, failure: impl Fn() -> Failure) {
-      let orphans = {
-        let mut state = self.lock();
-        state.drainers -= 1;
-        ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
-        if state.drainers == 0 {
-          std::mem::take(&mut state.queued)
-        } else {
-          VecDeque::new()
-        }
-      };
-      for call in orphans {
-        call.fail(env, failure());
+    /// Gives up the slot of a drainer that stopped without running its calls (it could not be
+    /// queued, was cancelled, or its environment is torn down): if it was the last, nothing
+    /// would run the queued calls, which are returned.
+    fn give_up_slot(&self) -> VecDeque<Box<dyn Call>> {
+      let mut state = self.lock();
+      state.drainers -= 1;
+      ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
+      if state.drainers == 0 {
+        std::mem::take(&mut state.queued)
+      } else {
+        VecDeque::new()
       }
     }
 
-    /// Gives up a drainer's slot and drops the queued calls, as the environment is torn down.
-    fn abandon(&self) {
-      let dropped = {
-        let mut state = self.lock();
-        state.drainers -= 1;
-        ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
-        if state.drainers == 0 {
-          std::mem::take(&mut state.queued)
-        } else {
-          VecDeque::new()
-        }
-      };
-      drop(dropped);
+    /// A drainer stopped without running: the calls no drainer will run fail.
+    fn stopped(&self, env: &Env, failure: impl Fn() -> Failure) {
+      for call in self.give_up_slot() {
+        call.fail(env, failure());
+      }
     }
 
     /// Settles every finished call, on the JavaScript thread. Settling can run JavaScript (a
@@ -559,7 +547,7 @@ mod native {
       // but forbids JavaScript: making a work item would then throw from its `async_hooks` init
       // hooks, reported as uncaught. The queued calls are dropped instead: no one is left to tell.
       if !node::can_run_js(&env) {
-        drainer.lanes.abandon();
+        drop(drainer.lanes.give_up_slot());
       } else if drainer.lanes.start_drainer(&env).is_err() {
         drainer.lanes.stopped(&env, || Failure::Napi("napi_queue_async_work"));
       }
