@@ -30,7 +30,7 @@ export declare class CompressSession {
    * `pledged_size`, when given, is recorded in the frame header; the stream fails if the total
    * it is given differs.
    */
-  constructor(level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, pledgedSize?: number | undefined | null)
+  constructor(level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, pledgedSize?: number | undefined | null)
   /**
    * Copies `chunk` into the input of the next step (the caller may reuse it at once); the
    * bytes staged in all.
@@ -133,6 +133,11 @@ export interface Capabilities {
   lanes: boolean
   maxIdleContextsLimit: number
   maxIdleMultithreadedContextsLimit: number
+  /**
+   * libzstd's bounds for each compression parameter this build supports (besides the level,
+   * the checksum and the workers), for `main.js` to check values against.
+   */
+  compressParameters: Array<ParameterBounds>
 }
 
 /**
@@ -144,20 +149,20 @@ export interface Capabilities {
  * `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
  * length; other results are Buffers (or, under WASI, `NativeBytes`).
  */
-export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
+export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
 
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `compress` would, on one threadpool thread; a Promise of their results (see `resolve`).
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
  * [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging
  * area, and a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
  * as can do: emnapi reads each argument in a round trip through JavaScript.
  */
-export declare function compressStaged(owner: number, inputLength: number, level: number, checksum: boolean, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
+export declare function compressStaged(owner: number, inputLength: number, level: number, checksum: boolean, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -203,17 +208,17 @@ export interface ContextPoolStats {
  * frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
  * runs, and what the result is, as for [`compress`].
  */
-export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
+export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
 
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
  * results (see `resolve`).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /** [`decompress`] under WASI, as [`compress_staged`] is [`compress`]. */
-export declare function decompressStaged(owner: number, inputLength: number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
+export declare function decompressStaged(owner: number, inputLength: number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {
@@ -223,6 +228,14 @@ export declare const enum Flush {
   Block = 1,
   /** End the frame: the stream is done. */
   Frame = 2,
+}
+
+/** libzstd's bounds for one compression parameter (`ZSTD_cParam_getBounds`). */
+export interface ParameterBounds {
+  /** Its `ZSTD_c_*` number. */
+  id: number
+  min: number
+  max: number
 }
 
 /** The counters of the process-wide context pools (shared by every thread and worker). */

@@ -145,8 +145,8 @@ function level(value, name) {
   return integer(value, name, MIN_LEVEL, MAX_LEVEL)
 }
 
-function workers(value) {
-  integer(value, 'options.workers', 0, capabilities.maxWorkers || 256)
+function workers(value, name = 'options.workers') {
+  integer(value, name, 0, capabilities.maxWorkers || 256)
   if (value >= 2 && capabilities.maxWorkers === 0) {
     const message = 'zstd-pool: this build of libzstd has no multi-threading (the WASI build): workers must be 0 or 1'
     throw coded(new Error(message), 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM')
@@ -171,14 +171,130 @@ function signal(value) {
   return value
 }
 
-const DEFAULTS = Object.freeze({ level: DEFAULT_LEVEL, checksum: false, workers: 0, dictionary: undefined, signal: undefined })
+function prefix(value) {
+  return value === undefined ? undefined : bytes(value, 'options.prefix')
+}
+
+function incompatible(first, second) {
+  const error = new TypeError(`Option "${first}" cannot be used in combination with option "${second}"`)
+  return coded(error, 'ERR_INCOMPATIBLE_OPTION_PAIR')
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compression parameters: libzstd's, by the names zstd.h gives them (and zstd-napi takes), or in
+// `params` by their ZSTD_c_* numbers (as node:zlib takes them). The level, the checksum and the
+// workers have options of their own; the rest go to native code as (number, value) pairs, each
+// checked here against libzstd's own bounds (ZSTD_cParam_getBounds). A value of 0 asks for
+// libzstd's default, as zstd.h says of every one of them.
+
+const ZSTD_c_compressionLevel = 100
+const ZSTD_c_checksumFlag = 201
+const ZSTD_c_nbWorkers = 400
+const ZSTD_d_windowLogMax = 100
+
+const STRATEGIES = ['fast', 'dfast', 'greedy', 'lazy', 'lazy2', 'btlazy2', 'btopt', 'btultra', 'btultra2']
+
+/** [name, ZSTD_c_* number, kind]: a kind of 'flag' is a boolean, 'strategy' a number or a name. */
+const PARAMETERS = [
+  ['windowLog', 101],
+  ['hashLog', 102],
+  ['chainLog', 103],
+  ['searchLog', 104],
+  ['minMatch', 105],
+  ['targetLength', 106],
+  ['strategy', 107, 'strategy'],
+  ['targetCBlockSize', 130],
+  ['enableLongDistanceMatching', 160, 'flag'],
+  ['ldmHashLog', 161],
+  ['ldmMinMatch', 162],
+  ['ldmBucketSizeLog', 163],
+  ['ldmHashRateLog', 164],
+  ['contentSizeFlag', 200, 'flag'],
+  ['dictIDFlag', 202, 'flag'],
+  ['jobSize', 401],
+  ['overlapLog', 402],
+]
+
+/** The bounds of each parameter this build of libzstd has, by number. */
+const parameterBounds = new Map(capabilities.compressParameters.map(({ id, min, max }) => [id, { min, max }]))
+// zstd-safe, the Rust binding underneath, sets long-distance matching to 0 (libzstd decides) or
+// 1 (on), not to libzstd's 2 (off).
+parameterBounds.get(160).max = 1
+const parameterNames = new Map(PARAMETERS.map(([name, id]) => [id, name]))
+
+/** A parameter's value as libzstd takes it: 0 (libzstd's default) or within its bounds. */
+function parameterValue(id, value, name) {
+  const bounds = parameterBounds.get(id)
+  if (bounds === undefined) {
+    const message = `zstd-pool: this build of libzstd has no ${parameterNames.get(id)} parameter (the WASI build has no multi-threading)`
+    throw coded(new Error(message), 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM')
+  }
+  if (typeof value !== 'number') throw invalidType(name, 'of type number', value)
+  const { min, max } = bounds
+  if (!Number.isInteger(value) || (value !== 0 && (value < min || value > max))) {
+    const range = `an integer >= ${min} and <= ${max}`
+    throw outOfRange(name, min > 0 ? `0 (libzstd's default) or ${range}` : range, value)
+  }
+  return value
+}
+
+/** A named parameter's value, by its kind. */
+function namedValue(id, kind, value, name) {
+  if (kind === 'flag') return boolean(value, name) ? 1 : 0
+  if (kind === 'strategy' && typeof value === 'string') {
+    const index = STRATEGIES.indexOf(value)
+    if (index < 0) throw invalidValue(name, `one of ${STRATEGIES.map((strategy) => `'${strategy}'`).join(', ')}`, value)
+    return index + 1
+  }
+  return parameterValue(id, value, name)
+}
+
+function invalidValue(name, expected, value) {
+  const error = new TypeError(
+    `The ${name.includes('.') ? 'property' : 'argument'} '${name}' must be ${expected}. Received ${describe(value)}`,
+  )
+  return coded(error, 'ERR_INVALID_ARG_VALUE')
+}
+
+/** The `params` option: { [ZSTD_c_* number]: value }, read once, key by key. Sets `settings`'
+ * level, checksum and workers, and returns the other parameters as a Map. */
+function numberedParameters(params, settings) {
+  const object = optionsObject(params, 'options.params', 'an object keyed by ZSTD_c_* numbers')
+  const tuned = new Map()
+  if (object === undefined) return tuned
+  for (const key of Object.keys(object)) {
+    const id = Number(key)
+    const name = `options.params[${key}]`
+    const value = object[key]
+    if (id === ZSTD_c_compressionLevel) settings.level = level(value, name)
+    else if (id === ZSTD_c_checksumFlag) settings.checksum = integer(value, name, 0, 1) === 1
+    else if (id === ZSTD_c_nbWorkers) settings.workers = workers(value, name)
+    else if (parameterNames.has(id)) tuned.set(id, parameterValue(id, value, name))
+    else throw coded(new RangeError(`${key} is not a valid zstd parameter`), 'ERR_ZSTD_INVALID_PARAM')
+  }
+  return tuned
+}
+
+/** The parameters as native code takes them: (number, value) pairs end to end, or undefined. */
+function tuningOf(tuned) {
+  if (tuned.size === 0) return undefined
+  return Int32Array.from([...tuned].flat())
+}
+
+const DEFAULTS = Object.freeze({
+  level: DEFAULT_LEVEL,
+  checksum: false,
+  workers: 0,
+  dictionary: undefined,
+  signal: undefined,
+  tuning: undefined,
+  prefix: undefined,
+})
 
 /** The second argument of the compress functions: a level, or an object of options. */
 function compressOptions(options, name = 'level') {
   if (options === undefined || options === null) return DEFAULTS
-  if (typeof options === 'number') {
-    return { level: level(options, name), checksum: false, workers: 0, dictionary: undefined, signal: undefined }
-  }
+  if (typeof options === 'number') return { ...DEFAULTS, level: level(options, name) }
   if (typeof options !== 'object') throw invalidType(name, 'of type number or an object of compress options', options)
   const {
     level: levelValue,
@@ -186,14 +302,25 @@ function compressOptions(options, name = 'level') {
     workers: workersValue,
     dictionary: dictionaryValue,
     signal: signalValue,
+    prefix: prefixValue,
+    params,
   } = options
-  return {
-    level: levelValue === undefined ? DEFAULT_LEVEL : level(levelValue, 'options.level'),
-    checksum: checksumValue === undefined ? false : boolean(checksumValue, 'options.checksum'),
-    workers: workersValue === undefined ? 0 : workers(workersValue),
-    dictionary: dictionary(dictionaryValue),
-    signal: signal(signalValue),
+  const settings = { ...DEFAULTS }
+  // `params` first: the named options say the same things more plainly, and win.
+  const tuned = numberedParameters(params, settings)
+  if (levelValue !== undefined) settings.level = level(levelValue, 'options.level')
+  if (checksumValue !== undefined) settings.checksum = boolean(checksumValue, 'options.checksum')
+  if (workersValue !== undefined) settings.workers = workers(workersValue)
+  for (const [parameter, id, kind] of PARAMETERS) {
+    const value = options[parameter]
+    if (value !== undefined) tuned.set(id, namedValue(id, kind, value, `options.${parameter}`))
   }
+  settings.dictionary = dictionary(dictionaryValue)
+  settings.signal = signal(signalValue)
+  settings.prefix = prefix(prefixValue)
+  if (settings.prefix !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
+  settings.tuning = tuningOf(tuned)
+  return settings
 }
 
 const MAX_LENGTH = bufferConstants.MAX_LENGTH
@@ -203,23 +330,44 @@ const DECOMPRESS_DEFAULTS = Object.freeze({
   windowLogMax: capabilities.defaultWindowLogMax,
   dictionary: undefined,
   signal: undefined,
+  prefix: undefined,
 })
+
+function windowLogMax(value, name) {
+  return integer(value, name, capabilities.minWindowLogMax, capabilities.maxWindowLogMax)
+}
 
 /** The second argument of the decompress functions. */
 function decompressOptions(options) {
   const object = optionsObject(options, 'options', 'an object of decompress options')
   if (object === undefined) return DECOMPRESS_DEFAULTS
-  const { maxOutputLength, windowLogMax, dictionary: dictionaryValue, signal: signalValue } = object
-  return {
-    maxOutputLength:
-      maxOutputLength === undefined ? MAX_LENGTH : integer(maxOutputLength, 'options.maxOutputLength', 1, MAX_LENGTH),
-    windowLogMax:
-      windowLogMax === undefined
-        ? capabilities.defaultWindowLogMax
-        : integer(windowLogMax, 'options.windowLogMax', capabilities.minWindowLogMax, capabilities.maxWindowLogMax),
-    dictionary: dictionary(dictionaryValue),
-    signal: signal(signalValue),
+  const {
+    maxOutputLength,
+    windowLogMax: windowLogMaxValue,
+    dictionary: dictionaryValue,
+    signal: signalValue,
+    prefix: prefixValue,
+    params,
+  } = object
+  const settings = { ...DECOMPRESS_DEFAULTS }
+  // `params` as node:zlib takes it: { [ZSTD_d_windowLogMax]: value }; the named option wins.
+  const numbered = optionsObject(params, 'options.params', 'an object keyed by ZSTD_d_* numbers')
+  for (const key of numbered === undefined ? [] : Object.keys(numbered)) {
+    if (Number(key) !== ZSTD_d_windowLogMax) {
+      throw coded(new RangeError(`${key} is not a valid zstd parameter`), 'ERR_ZSTD_INVALID_PARAM')
+    }
+    const value = numbered[key]
+    if (value !== 0) settings.windowLogMax = windowLogMax(value, `options.params[${key}]`)
   }
+  if (maxOutputLength !== undefined) {
+    settings.maxOutputLength = integer(maxOutputLength, 'options.maxOutputLength', 1, MAX_LENGTH)
+  }
+  if (windowLogMaxValue !== undefined) settings.windowLogMax = windowLogMax(windowLogMaxValue, 'options.windowLogMax')
+  settings.dictionary = dictionary(dictionaryValue)
+  settings.signal = signal(signalValue)
+  settings.prefix = prefix(prefixValue)
+  if (settings.prefix !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
+  return settings
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,21 +722,13 @@ function compressSync(data, level) {
 }
 
 /** `compressSync` of an input and options already checked. */
-function compressNow(input, { level, checksum, workers, dictionary }) {
-  if (STAGED)
-    return result(
-      binding.compressStaged(
-        STAGE_OWNER,
-        staged(input, roomFor(input, compressBound(input))),
-        level,
-        checksum,
-        dictionary,
-        SYNC,
-        undefined,
-      ),
-    )
+function compressNow(input, { level, checksum, workers, dictionary, tuning, prefix }) {
+  if (STAGED) {
+    const length = staged(input, roomFor(input, compressBound(input)))
+    return result(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, SYNC, undefined))
+  }
   const buffer = currentSlab()
-  return result(binding.compress(input, level, checksum, workers, dictionary, SYNC, buffer, slabUsed))
+  return result(binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, SYNC, buffer, slabUsed))
 }
 
 /** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
@@ -603,13 +743,15 @@ function compress(data, level) {
 /** The native call of `compress`: its result, or a Promise of it. */
 function startCompress(input, options, cancellation) {
   const micros = inlineMicros()
-  const { level, checksum, workers, dictionary } = options
+  const { level, checksum, workers, dictionary, tuning, prefix } = options
   if (STAGED) {
     const length = staged(input, roomFor(input, compressBound(input)))
-    return shrinkStage(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, micros, cancellation))
+    return shrinkStage(
+      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, micros, cancellation),
+    )
   }
   const buffer = currentSlab()
-  return binding.compress(input, level, checksum, workers, dictionary, micros, buffer, slabUsed, cancellation)
+  return binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, micros, buffer, slabUsed, cancellation)
 }
 
 /**
@@ -622,22 +764,15 @@ function decompressSync(data, options) {
 }
 
 /** `decompressSync` of an input and options already checked. */
-function decompressNow(input, { maxOutputLength, windowLogMax, dictionary }) {
+function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefix }) {
   if (STAGED) {
+    const length = staged(input, roomFor(input, STAGE_ROOM))
     return result(
-      binding.decompressStaged(
-        STAGE_OWNER,
-        staged(input, roomFor(input, STAGE_ROOM)),
-        maxOutputLength,
-        windowLogMax,
-        dictionary,
-        SYNC,
-        undefined,
-      ),
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, undefined),
     )
   }
   const buffer = currentSlab()
-  return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, SYNC, buffer, slabUsed))
+  return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, buffer, slabUsed))
 }
 
 /** Decompresses `data` off the main thread (or at once when it is small); see decompressSync. */
@@ -652,15 +787,15 @@ function decompress(data, options) {
 /** The native call of `decompress`: its result, or a Promise of it. */
 function startDecompress(input, settings, cancellation) {
   const micros = inlineMicros()
-  const { maxOutputLength, windowLogMax, dictionary } = settings
+  const { maxOutputLength, windowLogMax, dictionary, prefix } = settings
   if (STAGED) {
     const length = staged(input, roomFor(input, STAGE_ROOM))
     return shrinkStage(
-      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, micros, cancellation),
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, micros, cancellation),
     )
   }
   const buffer = currentSlab()
-  return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, micros, buffer, slabUsed, cancellation)
+  return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabUsed, cancellation)
 }
 
 /**

@@ -162,15 +162,15 @@ module.exports = function many({
     try {
       const items = inputsOf(inputs)
       const settings = compressOptions(options, 'options')
-      const { level, checksum, workers, dictionary, signal } = settings
+      const { level, checksum, workers, dictionary, signal, tuning, prefix } = settings
       if (workers > 1) {
         // Worker threads already spread one input over the cores: one call per input.
         return runEach(items, signal, (input, cancellation) =>
-          binding.compress(input, level, checksum, workers, dictionary, 0, undefined, 0, cancellation),
+          binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, 0, undefined, 0, cancellation),
         )
       }
       return runGroups(items, signal, (joined, lengths, cancellation) =>
-        binding.compressBatch(joined, lengths, level, checksum, dictionary, cancellation),
+        binding.compressBatch(joined, lengths, level, checksum, dictionary, tuning, prefix, cancellation),
       )
     } catch (error) {
       return Promise.reject(error)
@@ -200,9 +200,9 @@ module.exports = function many({
   function decompressMany(inputs, options) {
     try {
       const items = inputsOf(inputs)
-      const { maxOutputLength, windowLogMax, dictionary, signal } = decompressOptions(options)
+      const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = decompressOptions(options)
       return runGroups(items, signal, (joined, lengths, cancellation) =>
-        binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, cancellation),
+        binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, prefix, cancellation),
       )
     } catch (error) {
       return Promise.reject(error)

@@ -140,15 +140,24 @@ module.exports = function streams({
 
   function compressEngine(options) {
     // Streams compress single-threaded: `workers` does not apply.
-    const { level, checksum, dictionary } = compressOptions(options, 'options')
+    const { level, checksum, dictionary, tuning, prefix } = compressOptions(options, 'options')
+    if (prefix !== undefined) throw noPrefix()
     const { pledgedSize } = options
     const pledged =
       pledgedSize === undefined ? undefined : integer(pledgedSize, 'options.pledgedSize', 0, Number.MAX_SAFE_INTEGER)
-    return (deliver, onError) => new Engine(new CompressSession(level, checksum, dictionary, pledged), false, deliver, onError)
+    return (deliver, onError) =>
+      new Engine(new CompressSession(level, checksum, dictionary, tuning, pledged), false, deliver, onError)
+  }
+
+  /** Patch-from is for one-shot calls: the whole of the new version, against the whole old one. */
+  function noPrefix() {
+    const message = 'The "options.prefix" property is not supported by streams: use compress() and decompress()'
+    return coded(new TypeError(message), 'ERR_INVALID_ARG_VALUE')
   }
 
   function decompressEngine(options) {
-    const { maxOutputLength, windowLogMax, dictionary } = decompressOptions(options)
+    const { maxOutputLength, windowLogMax, dictionary, prefix } = decompressOptions(options)
+    if (prefix !== undefined) throw noPrefix()
     return (deliver, onError) =>
       new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary), true, deliver, onError)
   }

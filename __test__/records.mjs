@@ -20,3 +20,25 @@ export function jsonRecords(count, seed = 1) {
     ),
   )
 }
+
+// A new version of `data` with `count` edits spread through it, as a file gets between two
+// releases: some bytes replaced, a line inserted, a stretch deleted, in turn. Deterministic.
+export function edited(data, count) {
+  const pieces = []
+  let at = 0
+  for (let i = 0; i < count; i++) {
+    const position = Math.floor(((i + 0.5) * data.length) / count)
+    pieces.push(data.subarray(at, position))
+    at = position
+    if (i % 3 === 0) {
+      pieces.push(Buffer.from(`[edit ${i}]`))
+      at += 8
+    } else if (i % 3 === 1) {
+      pieces.push(Buffer.from(`\nA line added in the new version, number ${i}.\n`))
+    } else {
+      at += 200
+    }
+  }
+  pieces.push(data.subarray(Math.min(at, data.length)))
+  return Buffer.concat(pieces)
+}

@@ -37,7 +37,7 @@ fn main() {
       let mut row = Vec::new();
       for workers in [0, 2, 4] {
         let mut cctx = CCtx::create();
-        let params = CompressParams { level, checksum: false, workers };
+        let params = CompressParams::new(level, false, workers);
         millis(&mut cctx, &input, params);
         row.push(millis(&mut cctx, &input, params));
       }

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use zstd::zstd_safe::DCtx;
-use zstd_pool::compress::CompressParams;
+use zstd_pool::compress::{bounds, param, CompressParams, Tuning};
 use zstd_pool::decompress::{decompress_to_vec, Limits};
 use zstd_pool::dict::Prepared;
 use zstd_pool::error::Failure;
@@ -302,7 +302,8 @@ pub fn stream_decode(rng: &mut Rng, input: &[u8], limits: Limits, dictionary: Op
 /// Compresses `content` as a stream in random chunks with random flushes, then checks that both
 /// decoders give `content` back.
 pub fn stream_round_trip(rng: &mut Rng, content: &[u8], dictionary: Option<&Arc<Prepared>>, pool: &ContextPool<DCtx<'static>>) {
-  let params = CompressParams { level: [-3, 1, 3, 7][rng.below(4)], checksum: rng.below(2) == 0, workers: 0 };
+  let tuning = if rng.below(2) == 0 { random_tuning(rng) } else { Tuning::default() };
+  let params = CompressParams { level: [-3, 1, 3, 7][rng.below(4)], checksum: rng.below(2) == 0, workers: 0, tuning };
   let pledged = (rng.below(2) == 0).then_some(content.len() as u64);
   let mut state = CompressState::new(params, pledged, dictionary.cloned()).expect("a compression stream");
   let mut frame = Vec::new();
@@ -320,6 +321,25 @@ pub fn stream_round_trip(rng: &mut Rng, content: &[u8], dictionary: Option<&Arc<
   assert!(whole.as_ref().is_ok_and(|whole| whole == content), "a stream-compressed frame decoded wrong: {:?}", whole.err());
   let streamed = stream_decode(rng, &frame, Limits::default(), dictionary);
   assert!(streamed.as_deref() == Ok(content), "a stream-compressed frame stream-decoded wrong: {:?}", streamed.err());
+}
+
+/// Up to three compression parameters set to random values within libzstd's bounds, the logs
+/// kept at 22 at most (memory, and windows the default decoding limits take).
+fn random_tuning(rng: &mut Rng) -> Tuning {
+  let mut tuning = Tuning::default();
+  for _ in 0..rng.below(4) {
+    let parameter = param::ALL[rng.below(param::ALL.len())];
+    let Some((min, max)) = bounds(parameter) else { continue };
+    let max = match parameter {
+      // zstd-safe sets long-distance matching to 0 (libzstd decides) or 1, not 2 (off).
+      param::ENABLE_LDM => 1,
+      param::WINDOW_LOG | param::HASH_LOG | param::CHAIN_LOG | param::SEARCH_LOG | param::LDM_HASH_LOG => max.min(22),
+      _ => max,
+    };
+    let value = min + rng.below((max - min + 1) as usize) as i32;
+    tuning = tuning.with(parameter, value).expect("a parameter of param::ALL");
+  }
+  tuning
 }
 
 /// Runs `executions` mutated inputs from `seed`, or until `deadline`. A failing input is written

@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use napi::{sys, Env, Result};
 use napi_derive::napi;
 
-use crate::decompress::{self, Limits};
+use crate::decompress;
 use crate::error::Failure;
 use crate::node::{self, Cancellation, Js};
-use crate::{lanes, owned, prepared, CompressCall, CompressParams, DecompressCall, PreparedDictionary};
+use crate::{lanes, owned, CompressCall, DecompressCall, PreparedDictionary};
 
 /// The inputs of a batch, end to end, and where each ends.
 struct Items {
@@ -111,6 +111,7 @@ fn array(env: &Env, len: usize, elements: &[(usize, sys::napi_value)]) -> std::r
 
 struct CompressBatch {
   items: Items,
+  prefix: Option<Vec<u8>>,
   call: CompressCall,
 }
 
@@ -123,8 +124,8 @@ impl node::Job for CompressBatch {
   }
 
   fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
-    let call = &self.call;
-    Ok(self.items.each().map(|input| until(stop, || call.compress_to_vec(input))).collect())
+    let (call, prefix) = (&self.call, self.prefix.as_deref());
+    Ok(self.items.each().map(|input| until(stop, || call.compress_to_vec(input, prefix))).collect())
   }
 
   fn resolve(self, env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
@@ -135,6 +136,7 @@ impl node::Job for CompressBatch {
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `compress` would, on one threadpool thread; a Promise of their results (see `resolve`).
 #[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
+#[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
   env: Env,
   inputs: &[u8],
@@ -142,22 +144,28 @@ pub fn compress_batch(
   level: i32,
   checksum: bool,
   dictionary: Option<&PreparedDictionary>,
+  tuning: Option<&[i32]>,
+  prefix: Option<&[u8]>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call = CompressCall { params: CompressParams { level, checksum, workers: 0 }, dictionary: prepared(dictionary) };
-  // Small batches share the lanes with single calls in flight (see `lanes.rs`): a group's
-  // results are settled while the next group runs.
-  let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize)).sum();
-  let result =
-    Items::new(inputs, lengths).and_then(|items| lanes::queue(&env, CompressBatch { items, call }, cancellation, micros));
+  let queued = CompressCall::new(level, checksum, 0, tuning, dictionary).and_then(|call| {
+    // Small batches share the lanes with single calls in flight (see `lanes.rs`): a group's
+    // results are settled while the next group runs.
+    let prefix_len = prefix.map_or(0, <[u8]>::len);
+    let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
+    let prefix = prefix.map(owned).transpose()?;
+    let items = Items::new(inputs, lengths)?;
+    lanes::queue(&env, CompressBatch { items, prefix, call }, cancellation, micros)
+  });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
   }
-  result.map_err(|failure| node::throw(&env, failure))
+  queued.map_err(|failure| node::throw(&env, failure))
 }
 
 struct DecompressBatch {
   items: Items,
+  prefix: Option<Vec<u8>>,
   call: DecompressCall,
 }
 
@@ -170,10 +178,10 @@ impl node::Job for DecompressBatch {
   }
 
   fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
-    let call = &self.call;
+    let (call, prefix) = (&self.call, self.prefix.as_deref());
     let decode = |input: &[u8]| {
       let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
-      call.decode_to_vec(input, plan)
+      call.decode_to_vec(input, prefix, plan)
     };
     Ok(self.items.each().map(|input| until(stop, || decode(input))).collect())
   }
@@ -187,6 +195,7 @@ impl node::Job for DecompressBatch {
 /// `decompress` would, each within the limits, on one threadpool thread; a Promise of their
 /// results (see `resolve`).
 #[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
+#[allow(clippy::too_many_arguments)]
 pub fn decompress_batch(
   env: Env,
   inputs: &[u8],
@@ -194,12 +203,13 @@ pub fn decompress_batch(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
+  prefix: Option<&[u8]>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
-  let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
-  let call = DecompressCall { limits, dictionary: prepared(dictionary) };
-  Items::new(inputs, lengths)
-    .and_then(|items| node::queue(&env, DecompressBatch { items, call }, cancellation))
-    .map_err(|failure| node::throw(&env, failure))
+  let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix);
+  let queued = prefix.map(owned).transpose().and_then(|prefix| {
+    let items = Items::new(inputs, lengths)?;
+    node::queue(&env, DecompressBatch { items, prefix, call }, cancellation)
+  });
+  queued.map_err(|failure| node::throw(&env, failure))
 }

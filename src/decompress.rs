@@ -165,6 +165,7 @@ fn run<C: WriteBuf + ?Sized>(
   input: &mut InBuffer<'_>,
   output: &mut OutBuffer<'_, C>,
   frames: &mut FrameCheck,
+  reference: Option<DecodeWith<'_>>,
 ) -> Result<Stop, Failure> {
   loop {
     let (input_before, output_before) = (input.pos(), output.pos());
@@ -173,6 +174,10 @@ fn run<C: WriteBuf + ?Sized>(
     let input_done = input.pos() == input.src.len();
     if hint == 0 && input_done {
       return Ok(Stop::Finished);
+    }
+    // libzstd uses a prefix for one frame: every frame gets it, as one-shot decoding gives it.
+    if hint == 0 && matches!(reference, Some(DecodeWith::Prefix(_))) {
+      use_reference(dctx, reference)?;
     }
     if input.pos() == input_before && output.pos() == output_before {
       if output.pos() == output.capacity() {
@@ -193,9 +198,9 @@ pub fn decompress_exact<C: WriteBuf + ?Sized>(
   input: &[u8],
   output: &mut C,
   expected: usize,
-  dictionary: Option<&DDict<'static>>,
+  reference: Option<DecodeWith<'_>>,
 ) -> Result<(), Failure> {
-  use_dictionary(dctx, dictionary)?;
+  use_reference(dctx, reference)?;
   match dctx.decompress(output, input) {
     Ok(written) if written == expected => Ok(()),
     // The frames hold more or less than they declare: corrupt, whatever libzstd noticed first
@@ -212,9 +217,9 @@ pub fn decompress_growable(
   input: &[u8],
   initial: usize,
   limits: Limits,
-  dictionary: Option<&DDict<'static>>,
+  reference: Option<DecodeWith<'_>>,
 ) -> Result<Vec<u8>, Failure> {
-  use_dictionary(dctx, dictionary)?;
+  use_reference(dctx, reference)?;
   let max_output_length = limits.max_output_length;
   dctx.set_parameter(DParameter::WindowLogMax(limits.window_log_max)).map_err(Failure::Zstd)?;
   // One byte past the limit tells "exactly at the limit" from "over it".
@@ -225,7 +230,7 @@ pub fn decompress_growable(
   let mut frames = FrameCheck::default();
   loop {
     let position = output.len();
-    let stop = run(dctx, &mut input, &mut OutBuffer::around_pos(&mut output, position), &mut frames)?;
+    let stop = run(dctx, &mut input, &mut OutBuffer::around_pos(&mut output, position), &mut frames, reference)?;
     if output.len() > max_output_length || (stop == Stop::OutputFull && output.capacity() >= capacity_limit) {
       return Err(Failure::OutputTooLarge { limit: max_output_length, declared: None });
     }
@@ -405,15 +410,44 @@ impl FrameCheck {
   }
 }
 
+/// What frames are decoded against besides their own content.
+#[derive(Clone, Copy)]
+pub enum DecodeWith<'a> {
+  Dictionary(&'a DDict<'static>),
+  /// The old version of the data, for patch-from (`ZSTD_DCtx_refPrefix`).
+  Prefix(&'a [u8]),
+}
+
 /// Makes `dctx` decode with `dictionary`. The context must be reset or freed before the
 /// dictionary is dropped (giving a pooled context back resets it).
 pub(crate) fn use_dictionary(dctx: &mut DCtx<'static>, dictionary: Option<&DDict<'static>>) -> Result<(), Failure> {
-  if let Some(ddict) = dictionary {
-    // SAFETY: the context refers to the dictionary only until reset or freed, before it goes (above).
-    let ddict: &'static DDict<'static> = unsafe { &*std::ptr::from_ref(ddict) };
-    dctx.ref_ddict(ddict).map_err(Failure::Zstd)?;
+  use_reference(dctx, dictionary.map(DecodeWith::Dictionary))
+}
+
+/// Makes `dctx` decode with `reference` (a prefix: for its next frame). The context must be
+/// reset or freed before the reference goes (giving a pooled context back resets it).
+pub(crate) fn use_reference(dctx: &mut DCtx<'static>, reference: Option<DecodeWith<'_>>) -> Result<(), Failure> {
+  match reference {
+    None => Ok(()),
+    Some(DecodeWith::Dictionary(ddict)) => {
+      // SAFETY: the context refers to the dictionary only until reset or freed, before it goes (above).
+      let ddict: &'static DDict<'static> = unsafe { &*std::ptr::from_ref(ddict) };
+      dctx.ref_ddict(ddict).map(drop).map_err(Failure::Zstd)
+    }
+    Some(DecodeWith::Prefix(prefix)) => {
+      // SAFETY: the context refers to the prefix only until reset or freed, before it goes (above).
+      let prefix: &'static [u8] = unsafe { std::slice::from_raw_parts(prefix.as_ptr(), prefix.len()) };
+      dctx.ref_prefix(prefix).map(drop).map_err(Failure::Zstd)
+    }
   }
-  Ok(())
+}
+
+/// The window limit for frames decoded against a prefix of `prefix_len` bytes: what the caller
+/// allows, or the window that patch-from compression gives a reference that large, as the zstd
+/// tool lets a reference raise its memory limit.
+pub fn window_log_max_for_prefix(window_log_max: u32, prefix_len: usize) -> u32 {
+  let reach = 64 - (prefix_len as u64).leading_zeros();
+  window_log_max.max(reach.min(MAX_WINDOW_LOG_MAX))
 }
 
 /// Decompresses into a new native buffer: the whole path, as the addon takes it, minus the
@@ -424,7 +458,7 @@ pub fn decompress_to_vec(
   limits: Limits,
   dictionary: Option<&Prepared>,
 ) -> Result<Vec<u8>, Failure> {
-  let ddict = dictionary.map(Prepared::ddict);
+  let ddict = dictionary.map(|dictionary| DecodeWith::Dictionary(dictionary.ddict()));
   match plan_output(input, limits, dictionary)? {
     OutputPlan::Exact(len) => {
       let mut output = Vec::new();
@@ -618,6 +652,44 @@ mod tests {
       let refused = decompress_to_vec(&mut DCtx::create(), frame, strict, None);
       assert!(matches!(refused, Err(Failure::WindowTooLarge { .. }) | Err(Failure::Zstd(_))), "{refused:?}");
       assert_eq!(decompress_to_vec(&mut DCtx::create(), frame, unlimited(), None).unwrap(), data);
+    }
+  }
+
+  #[test]
+  fn a_prefix_raises_the_window_limit_to_what_patch_from_gives_it() {
+    assert_eq!(window_log_max_for_prefix(27, 3 << 20), 27);
+    assert_eq!(window_log_max_for_prefix(20, 3 << 20), 22);
+    assert_eq!(window_log_max_for_prefix(20, usize::MAX), MAX_WINDOW_LOG_MAX);
+  }
+
+  #[test]
+  fn every_frame_decodes_against_the_prefix_on_both_paths() {
+    use crate::compress::{compress_with, CompressParams, Reference, Tuning};
+    let old = text(300_000);
+    let new: Vec<u8> = old.iter().map(|&byte| if byte == b'e' { b'E' } else { byte }).collect();
+    let frame = |content_size: bool| {
+      let tuning = Tuning::from_pairs(&[crate::compress::param::CONTENT_SIZE_FLAG, content_size as i32]).unwrap();
+      let params = CompressParams { tuning, ..CompressParams::default() };
+      let mut frame = Vec::with_capacity(zstd_safe::compress_bound(new.len()));
+      compress_with(&mut zstd_safe::CCtx::create(), &new, params, Some(Reference::Prefix(&old)), &mut frame).unwrap();
+      frame
+    };
+    let expected = [&new[..], &new[..]].concat();
+    for sized in [true, false] {
+      let frames = [frame(sized), frame(sized)].concat();
+      let plan = plan_output(&frames, unlimited(), None).unwrap();
+      assert_eq!(matches!(plan, OutputPlan::Exact(_)), sized);
+      let mut dctx = DCtx::create();
+      let decoded = match plan {
+        OutputPlan::Exact(len) => {
+          let mut output = Vec::with_capacity(len);
+          decompress_exact(&mut dctx, &frames, &mut output, len, Some(DecodeWith::Prefix(&old))).map(|()| output)
+        }
+        OutputPlan::Growable(initial) => {
+          decompress_growable(&mut dctx, &frames, initial, unlimited(), Some(DecodeWith::Prefix(&old)))
+        }
+      };
+      assert!(decoded.as_ref().is_ok_and(|decoded| *decoded == expected), "sized: {sized}");
     }
   }
 

@@ -38,8 +38,8 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe::{self, WriteBuf};
 
-use crate::compress::{CompressParams, DEFAULT_LEVEL};
-use crate::decompress::{Limits, OutputPlan};
+use crate::compress::{CompressParams, Reference, DEFAULT_LEVEL};
+use crate::decompress::{DecodeWith, Limits, OutputPlan};
 use crate::dict::Prepared;
 use crate::error::Failure;
 use crate::node::{Cancellation, Js, Target, RESULTS_IN_PLACE};
@@ -89,6 +89,18 @@ pub struct Capabilities {
   pub lanes: bool,
   pub max_idle_contexts_limit: u32,
   pub max_idle_multithreaded_contexts_limit: u32,
+  /// libzstd's bounds for each compression parameter this build supports (besides the level,
+  /// the checksum and the workers), for `main.js` to check values against.
+  pub compress_parameters: Vec<ParameterBounds>,
+}
+
+/// libzstd's bounds for one compression parameter (`ZSTD_cParam_getBounds`).
+#[napi(object)]
+pub struct ParameterBounds {
+  /// Its `ZSTD_c_*` number.
+  pub id: i32,
+  pub min: i32,
+  pub max: i32,
 }
 
 #[napi]
@@ -107,6 +119,10 @@ pub fn capabilities() -> Capabilities {
     shared_below: SHARED_BELOW as u32,
     max_idle_contexts_limit: MAX_IDLE_LIMIT as u32,
     max_idle_multithreaded_contexts_limit: MAX_IDLE_MULTITHREADED,
+    compress_parameters: compress::param::ALL
+      .iter()
+      .filter_map(|&id| compress::bounds(id).map(|(min, max)| ParameterBounds { id, min, max }))
+      .collect(),
   }
 }
 
@@ -194,13 +210,15 @@ pub fn compress(
   checksum: bool,
   workers: u32,
   dictionary: Option<&PreparedDictionary>,
+  tuning: Option<&[i32]>,
+  prefix: Option<&[u8]>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call = CompressCall::new(level, checksum, workers, dictionary);
-  call.run(&env, input, inline_micros, slab, slab_offset, cancellation, dictionary)
+  let call = CompressCall::new(level, checksum, workers, tuning, dictionary).map_err(|failure| node::throw(&env, failure))?;
+  call.run(&env, input, prefix, inline_micros, slab, slab_offset, cancellation, dictionary)
 }
 
 /// [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging
@@ -215,14 +233,16 @@ pub fn compress_staged(
   level: i32,
   checksum: bool,
   dictionary: Option<&PreparedDictionary>,
+  tuning: Option<&[i32]>,
+  prefix: Option<&[u8]>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let Some((input, slab, offset)) = staging::staged(owner, input_length) else {
     return Err(node::throw(&env, Failure::Napi("no staged input")));
   };
-  let call = CompressCall::new(level, checksum, 0, dictionary);
-  call.run(&env, input, inline_micros, Some(slab), offset, cancellation, dictionary)
+  let call = CompressCall::new(level, checksum, 0, tuning, dictionary).map_err(|failure| node::throw(&env, failure))?;
+  call.run(&env, input, prefix, inline_micros, Some(slab), offset, cancellation, dictionary)
 }
 
 pub(crate) struct CompressCall {
@@ -231,8 +251,16 @@ pub(crate) struct CompressCall {
 }
 
 impl CompressCall {
-  fn new(level: i32, checksum: bool, workers: u32, dictionary: Option<&PreparedDictionary>) -> Self {
-    Self { params: CompressParams { level, checksum, workers: mt::effective_workers(workers) }, dictionary: prepared(dictionary) }
+  pub(crate) fn new(
+    level: i32,
+    checksum: bool,
+    workers: u32,
+    tuning: Option<&[i32]>,
+    dictionary: Option<&PreparedDictionary>,
+  ) -> std::result::Result<Self, Failure> {
+    let tuning = tuning.map(compress::Tuning::from_pairs).transpose()?.unwrap_or_default();
+    let params = CompressParams { level, checksum, workers: mt::effective_workers(workers), tuning };
+    Ok(Self { params, dictionary: prepared(dictionary) })
   }
 
   #[allow(clippy::too_many_arguments)]
@@ -240,17 +268,21 @@ impl CompressCall {
     self,
     env: &Env,
     input: &[u8],
+    prefix: Option<&[u8]>,
     inline_micros: f64,
     slab: Option<Target>,
     slab_offset: u32,
     cancellation: Option<&Cancellation>,
     dictionary: Option<&PreparedDictionary>,
   ) -> Result<Js> {
-    let micros = self.estimated_micros(input.len());
+    let micros = self.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     let result = if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
-      self.run_here(env, input, slab, slab_offset)
+      self.run_here(env, input, prefix, slab, slab_offset)
     } else {
-      owned(input).and_then(|input| lanes::queue(env, CompressJob { input, call: self }, cancellation, micros))
+      owned(input).and_then(|input| {
+        let prefix = prefix.map(owned).transpose()?;
+        lanes::queue(env, CompressJob { input, prefix, call: self }, cancellation, micros)
+      })
     };
     if let Some(dictionary) = dictionary {
       dictionary.report(env);
@@ -261,61 +293,95 @@ impl CompressCall {
   /// Worker threads pay only for inputs of several libzstd jobs; smaller ones compress on the
   /// calling thread, with a pooled context.
   fn multithreaded(&self, len: usize) -> bool {
-    self.params.workers > 0 && mt::pays(self.params.level, len)
+    self.params.workers > 0 && mt::pays(&self.params, len)
   }
 
-  /// How long compressing `len` bytes should take, in µs: infinite for work that should never
-  /// run on the JavaScript thread of an async call.
-  pub(crate) fn estimated_micros(&self, len: usize) -> f64 {
+  /// How long compressing `len` bytes (against a prefix of `prefix_len`) should take, in µs:
+  /// infinite for work that should never run on the JavaScript thread of an async call.
+  pub(crate) fn estimated_micros(&self, len: usize, prefix_len: usize) -> f64 {
     // Measured on a 2-core VM: about 250 MB/s at levels up to 3 for small inputs, slower above.
-    let bytes_per_micro = match self.params.level {
-      ..=3 => 250.0,
-      4..=6 => 100.0,
-      7..=9 => 40.0,
+    let tuned_strategy = self.params.tuning.get(compress::param::STRATEGY).filter(|&strategy| strategy > 0);
+    let bytes_per_micro = match (tuned_strategy, self.params.level) {
+      // fast and dfast, as levels 1 to 3 use.
+      (Some(1..=2), _) | (None, ..=3) => 250.0,
+      // greedy and lazy (levels 4 to 6).
+      (Some(3..=4), _) | (None, 4..=6) => 100.0,
+      // lazy2 and btlazy2 (levels 7 to 9 and on).
+      (Some(5..=6), _) | (None, 7..=9) => 40.0,
       _ => return f64::INFINITY,
     };
+    // Long-distance matching adds a pass over the input.
+    let passes = if self.params.tuning.get(compress::param::ENABLE_LDM) == Some(1) { 2.0 } else { 1.0 };
     if self.multithreaded(len) {
       return f64::INFINITY;
     }
-    6.0 + len as f64 / bytes_per_micro
+    // A prefix is indexed as the input is.
+    6.0 + passes * (len + prefix_len) as f64 / bytes_per_micro
   }
 
   /// Compresses `input` into `output`, which has room for `compress_bound(input.len())` bytes,
   /// and returns the frame's length. The context comes from a pool (or, with workers, from the
   /// cache of multi-threaded contexts) and goes back only if the call succeeded.
-  fn compress_into<C: WriteBuf + ?Sized>(&self, input: &[u8], output: &mut C) -> std::result::Result<usize, Failure> {
+  fn compress_into<C: WriteBuf + ?Sized>(
+    &self,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    output: &mut C,
+  ) -> std::result::Result<usize, Failure> {
+    let mut params = self.params;
+    if let Some(prefix) = prefix {
+      params.tuning = compress::tuning_for_prefix(params.level, params.tuning, prefix.len(), input.len());
+    }
     // Declared before the context, so that a context that fails is freed before its dictionary.
-    let cdict = self.dictionary.as_ref().map(|dictionary| dictionary.cdict(self.params.level)).transpose()?;
+    let digested = match &self.dictionary {
+      Some(dictionary) if !params.tuning.sets_match_finder() => Some(dictionary.cdict(params.level)?),
+      _ => None,
+    };
+    // `main.js` never passes both a prefix and a dictionary (libzstd would keep only the last).
+    let reference = match (prefix, &self.dictionary, &digested) {
+      (Some(prefix), _, _) => Some(Reference::Prefix(prefix)),
+      (None, _, Some(cdict)) => Some(Reference::Digested(cdict)),
+      (None, Some(dictionary), None) => Some(Reference::Loaded(dictionary.bytes())),
+      (None, None, _) => None,
+    };
     if self.multithreaded(input.len()) {
-      let mut cctx = mt::CACHE.take(mt::Key { level: self.params.level, workers: self.params.workers })?;
-      let written = compress::compress_into(&mut cctx, input, self.params, cdict.as_deref(), output)?;
+      let mut cctx = mt::CACHE.take(mt::Key { level: params.level, workers: params.workers })?;
+      let written = compress::compress_with(&mut cctx, input, params, reference, output)?;
       cctx.give_back();
       return Ok(written);
     }
     let mut cctx = COMPRESSORS.take()?;
-    let params = CompressParams { workers: 0, ..self.params };
-    let written = compress::compress_into(&mut cctx, input, params, cdict.as_deref(), output)?;
+    let params = CompressParams { workers: 0, ..params };
+    let written = compress::compress_with(&mut cctx, input, params, reference, output)?;
     cctx.give_back();
     Ok(written)
   }
 
-  pub(crate) fn compress_to_vec(&self, input: &[u8]) -> std::result::Result<Vec<u8>, Failure> {
+  pub(crate) fn compress_to_vec(&self, input: &[u8], prefix: Option<&[u8]>) -> std::result::Result<Vec<u8>, Failure> {
     let mut output = node::try_vec(zstd_safe::compress_bound(input.len()))?;
-    self.compress_into(input, &mut output)?;
+    self.compress_into(input, prefix, &mut output)?;
     Ok(output)
   }
 
   /// Compresses on this thread: into the slab when the frame is sure to be small, else into
-  /// native memory, copied into the slab or a new Buffer.
-  fn run_here(&self, env: &Env, input: &[u8], mut slab: Option<Target>, offset: u32) -> std::result::Result<Js, Failure> {
+  /// native memory, copied into the slab or a new Buffer. With a prefix, never straight into
+  /// the slab: the prefix could be a view of it.
+  fn run_here(
+    &self,
+    env: &Env,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    mut slab: Option<Target>,
+    offset: u32,
+  ) -> std::result::Result<Js, Failure> {
     let bound = zstd_safe::compress_bound(input.len());
-    if bound < SHARED_BELOW {
+    if bound < SHARED_BELOW && prefix.is_none() {
       if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bound, input)) {
-        let written = node::guarded(|| self.compress_into(input, &mut room))?;
+        let written = node::guarded(|| self.compress_into(input, None, &mut room))?;
         return Js::number(env, written as u32);
       }
     }
-    let frame = node::guarded(|| self.compress_to_vec(input))?;
+    let frame = node::guarded(|| self.compress_to_vec(input, prefix))?;
     small_result(env, frame, slab, offset, input)
   }
 }
@@ -340,6 +406,7 @@ fn small_result(
 
 struct CompressJob {
   input: Vec<u8>,
+  prefix: Option<Vec<u8>>,
   call: CompressCall,
 }
 
@@ -348,7 +415,7 @@ impl node::Job for CompressJob {
   const NAME: &'static str = "zstd-pool:compress";
 
   fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
-    self.call.compress_to_vec(&self.input)
+    self.call.compress_to_vec(&self.input, self.prefix.as_deref())
   }
 
   fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
@@ -370,13 +437,14 @@ pub fn decompress(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
+  prefix: Option<&[u8]>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call = DecompressCall::new(max_output_length, window_log_max, dictionary);
-  call.run(&env, input, inline_micros, slab, slab_offset, cancellation).map_err(|failure| node::throw(&env, failure))
+  let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix);
+  call.run(&env, input, prefix, inline_micros, slab, slab_offset, cancellation).map_err(|failure| node::throw(&env, failure))
 }
 
 /// [`decompress`] under WASI, as [`compress_staged`] is [`compress`].
@@ -389,14 +457,15 @@ pub fn decompress_staged(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
+  prefix: Option<&[u8]>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let Some((input, slab, offset)) = staging::staged(owner, input_length) else {
     return Err(node::throw(&env, Failure::Napi("no staged input")));
   };
-  let call = DecompressCall::new(max_output_length, window_log_max, dictionary);
-  call.run(&env, input, inline_micros, Some(slab), offset, cancellation).map_err(|failure| node::throw(&env, failure))
+  let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix);
+  call.run(&env, input, prefix, inline_micros, Some(slab), offset, cancellation).map_err(|failure| node::throw(&env, failure))
 }
 
 pub(crate) struct DecompressCall {
@@ -405,16 +474,36 @@ pub(crate) struct DecompressCall {
 }
 
 impl DecompressCall {
-  fn new(max_output_length: f64, window_log_max: u32, dictionary: Option<&PreparedDictionary>) -> Self {
+  /// A prefix (patch-from) raises the window limit to what compressing against it gives.
+  pub(crate) fn new(
+    max_output_length: f64,
+    window_log_max: u32,
+    dictionary: Option<&PreparedDictionary>,
+    prefix: Option<&[u8]>,
+  ) -> Self {
+    let window_log_max = match prefix {
+      Some(prefix) => decompress::window_log_max_for_prefix(window_log_max, prefix.len()),
+      None => window_log_max,
+    };
     // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
     let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
     Self { limits, dictionary: prepared(dictionary) }
   }
 
+  /// What frames decode against: the prefix, or the dictionary (`main.js` never gives both).
+  fn reference<'a>(&'a self, prefix: Option<&'a [u8]>) -> Option<DecodeWith<'a>> {
+    match prefix {
+      Some(prefix) => Some(DecodeWith::Prefix(prefix)),
+      None => self.dictionary.as_deref().map(|dictionary| DecodeWith::Dictionary(dictionary.ddict())),
+    }
+  }
+
+  #[allow(clippy::too_many_arguments)]
   fn run(
     self,
     env: &Env,
     input: &[u8],
+    prefix: Option<&[u8]>,
     inline_micros: f64,
     slab: Option<Target>,
     offset: u32,
@@ -424,7 +513,7 @@ impl DecompressCall {
     let plan = decompress::plan_output(input, self.limits, self.dictionary.as_deref())?;
     let micros = estimated_micros(plan);
     if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
-      return self.run_here(env, input, plan, slab, offset);
+      return self.run_here(env, input, prefix, plan, slab, offset);
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv thread
     // never writes memory that JavaScript could reach (even a Buffer made for the call is
@@ -437,60 +526,73 @@ impl DecompressCall {
       OutputPlan::Exact(len) => node::try_vec(len)?,
       OutputPlan::Growable(_) => Vec::new(),
     };
-    let job = DecompressJob { input: owned(input)?, call: self, plan, output };
+    let prefix = prefix.map(owned).transpose()?;
+    let job = DecompressJob { input: owned(input)?, prefix, call: self, plan, output };
     lanes::queue(env, job, cancellation, micros)
   }
 
+  /// Decodes on this thread. With a prefix, never straight into the slab: the prefix could be
+  /// a view of it.
   fn run_here(
     &self,
     env: &Env,
     input: &[u8],
+    prefix: Option<&[u8]>,
     plan: OutputPlan,
     mut slab: Option<Target>,
     offset: u32,
   ) -> std::result::Result<Js, Failure> {
     match plan {
-      OutputPlan::Exact(len) if len < SHARED_BELOW => {
+      OutputPlan::Exact(len) if len < SHARED_BELOW && prefix.is_none() => {
         if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, len, input)) {
-          node::guarded(|| self.decode_exact(input, &mut room, len))?;
+          node::guarded(|| self.decode_exact(input, None, &mut room, len))?;
           return Js::number(env, len as u32);
         }
-        node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, output, len)))
+        node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, None, output, len)))
       }
       OutputPlan::Exact(len) if len <= upfront_limit(input.len()) => {
-        node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, output, len)))
+        node::filled_buffer(env, len, |output| node::guarded(|| self.decode_exact(input, prefix, output, len)))
       }
       plan => {
-        let bytes = node::guarded(|| self.decode_to_vec(input, plan))?;
+        let bytes = node::guarded(|| self.decode_to_vec(input, prefix, plan))?;
         small_result(env, bytes, slab, offset, input)
       }
     }
   }
 
   /// Decodes frames that declare `len` bytes in all into `output`, which has room for them.
-  fn decode_exact<C: WriteBuf + ?Sized>(&self, input: &[u8], output: &mut C, len: usize) -> std::result::Result<(), Failure> {
-    // The dictionary outlives the context's use of it: the context is given back (reset) or
-    // freed before this returns.
-    let ddict = self.dictionary.as_deref().map(Prepared::ddict);
+  fn decode_exact<C: WriteBuf + ?Sized>(
+    &self,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    output: &mut C,
+    len: usize,
+  ) -> std::result::Result<(), Failure> {
+    // The dictionary (or prefix) outlives the context's use of it: the context is given back
+    // (reset) or freed before this returns.
     let mut dctx = DECOMPRESSORS.take()?;
-    decompress::decompress_exact(&mut dctx, input, output, len, ddict)?;
+    decompress::decompress_exact(&mut dctx, input, output, len, self.reference(prefix))?;
     dctx.give_back();
     Ok(())
   }
 
   /// Decodes into native memory: frames of unknown size grow their buffer as they go, declared
   /// sizes are allocated fallibly.
-  pub(crate) fn decode_to_vec(&self, input: &[u8], plan: OutputPlan) -> std::result::Result<Vec<u8>, Failure> {
+  pub(crate) fn decode_to_vec(
+    &self,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    plan: OutputPlan,
+  ) -> std::result::Result<Vec<u8>, Failure> {
     match plan {
       OutputPlan::Exact(len) => {
         let mut output = node::try_vec(len)?;
-        self.decode_exact(input, &mut output, len)?;
+        self.decode_exact(input, prefix, &mut output, len)?;
         Ok(output)
       }
       OutputPlan::Growable(initial) => {
-        let ddict = self.dictionary.as_deref().map(Prepared::ddict);
         let mut dctx = DECOMPRESSORS.take()?;
-        let output = decompress::decompress_growable(&mut dctx, input, initial, self.limits, ddict)?;
+        let output = decompress::decompress_growable(&mut dctx, input, initial, self.limits, self.reference(prefix))?;
         dctx.give_back();
         Ok(output)
       }
@@ -509,6 +611,7 @@ fn estimated_micros(plan: OutputPlan) -> f64 {
 
 struct DecompressJob {
   input: Vec<u8>,
+  prefix: Option<Vec<u8>>,
   call: DecompressCall,
   plan: OutputPlan,
   /// Room for the output when its size is declared.
@@ -523,10 +626,10 @@ impl node::Job for DecompressJob {
     match self.plan {
       OutputPlan::Exact(len) => {
         let mut output = std::mem::take(&mut self.output);
-        self.call.decode_exact(&self.input, &mut output, len)?;
+        self.call.decode_exact(&self.input, self.prefix.as_deref(), &mut output, len)?;
         Ok(output)
       }
-      OutputPlan::Growable(_) => self.call.decode_to_vec(&self.input, self.plan),
+      OutputPlan::Growable(_) => self.call.decode_to_vec(&self.input, self.prefix.as_deref(), self.plan),
     }
   }
 

@@ -10,23 +10,27 @@ use std::sync::{Mutex, MutexGuard};
 use once_cell::sync::Lazy;
 use zstd::zstd_safe::{zstd_sys, CCtx, ResetDirective};
 
+use crate::compress::{param, CompressParams};
 use crate::error::Failure;
 use crate::pool::{lock, Context, Counts, Holdings, Home, Idle, Lease, PoolCounters};
 use crate::sweep;
 
-/// Whether worker threads can speed up compressing `len` bytes at `level`.
+/// Whether worker threads can speed up compressing `len` bytes with `params`.
 ///
-/// libzstd cuts the input into jobs of 4 windows (at least 1 MiB): 2 MiB at level 1, 8 MiB at
-/// level 3, 16 MiB at level 9. One job runs on one thread, so below two jobs the workers only
-/// add their hand-over costs. Measured with `cargo bench --bench multithread` on 2 cores: with
-/// 2 workers, level 1 is 1.27x faster at 4 MiB, level 3 0.99x at 8 MiB and 1.81x at 16 MiB,
-/// level 9 0.98x at 16 MiB and 1.14x at 32 MiB.
-pub fn pays(level: i32, len: usize) -> bool {
+/// libzstd cuts the input into jobs of 4 windows (at least 1 MiB; or `jobSize`, when set): 2 MiB
+/// at level 1, 8 MiB at level 3, 16 MiB at level 9. One job runs on one thread, so below two
+/// jobs the workers only add their hand-over costs. Measured with `cargo bench --bench
+/// multithread` on 2 cores: with 2 workers, level 1 is 1.27x faster at 4 MiB, level 3 0.99x at
+/// 8 MiB and 1.81x at 16 MiB, level 9 0.98x at 16 MiB and 1.14x at 32 MiB.
+pub fn pays(params: &CompressParams, len: usize) -> bool {
+  let tuned = |parameter| params.tuning.get(parameter).filter(|&value| value > 0);
   // SAFETY: a pure function of its arguments.
-  let params = unsafe { zstd_sys::ZSTD_getCParams(level, len as u64, 0) };
+  let level_params = unsafe { zstd_sys::ZSTD_getCParams(params.level, len as u64, 0) };
+  let window_log = tuned(param::WINDOW_LOG).map_or(level_params.windowLog, |log| log as u32);
   // As ZSTDMT_computeTargetJobLog does without long-distance matching.
-  let job_log = (params.windowLog + 2).clamp(20, 30);
-  len as u64 >= 2u64 << job_log
+  let job = tuned(param::JOB_SIZE).map_or(4u64 << window_log.clamp(18, 28), |size| size as u64);
+  // libzstd takes jobs of at least 512 KiB; two of those are still too little to share.
+  len as u64 >= 2 * job.max(1 << 20)
 }
 
 /// Idle multi-threaded contexts kept by default: each holds its worker threads and their
@@ -228,9 +232,13 @@ mod tests {
 
   #[test]
   fn threads_pay_from_two_jobs_on() {
-    assert!(!pays(1, 3 << 20) && pays(1, 4 << 20));
-    assert!(!pays(3, 15 << 20) && pays(3, 16 << 20));
-    assert!(!pays(9, 31 << 20) && pays(9, 32 << 20));
+    let level = |level| CompressParams::new(level, false, 2);
+    assert!(!pays(&level(1), 3 << 20) && pays(&level(1), 4 << 20));
+    assert!(!pays(&level(3), 15 << 20) && pays(&level(3), 16 << 20));
+    assert!(!pays(&level(9), 31 << 20) && pays(&level(9), 32 << 20));
+    let small_jobs =
+      CompressParams { tuning: crate::compress::Tuning::from_pairs(&[param::JOB_SIZE, 1 << 20]).unwrap(), ..level(3) };
+    assert!(!pays(&small_jobs, (2 << 20) - 1) && pays(&small_jobs, 2 << 20));
   }
 
   #[test]
@@ -258,7 +266,7 @@ mod tests {
   #[test]
   fn a_cached_context_writes_what_a_fresh_one_writes() {
     let cache = MtCache::new(2);
-    let params = CompressParams { level: 3, checksum: false, workers: 2 };
+    let params = CompressParams::new(3, false, 2);
     let key = Key { level: 3, workers: 2 };
     for round in 0..3 {
       let data = input(17 << 20 | round);

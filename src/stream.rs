@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use zstd::zstd_safe::{self, zstd_sys::ZSTD_EndDirective, CCtx, DCtx, DParameter, InBuffer, OutBuffer};
+use zstd::zstd_safe::{self, zstd_sys::ZSTD_EndDirective, CCtx, CDict, DCtx, DParameter, InBuffer, OutBuffer};
 
-use crate::compress::CompressParams;
+use crate::compress::{self, CompressParams, Reference, Tuning};
 use crate::decompress::{FrameCheck, Limits};
 use crate::dict::Prepared;
 use crate::error::Failure;
@@ -151,7 +151,10 @@ pub enum Flush {
 
 pub struct CompressState {
   context: Option<CompressorLease>,
-  /// Kept alive for as long as the context refers to it.
+  /// Kept alive for as long as the context refers to them (fields drop in order: the context
+  /// first). The digested form is held here, not only by the dictionary's cache, which may
+  /// drop it while the stream is open when calls use other levels.
+  _digested: Option<Arc<CDict<'static>>>,
   _dictionary: Option<Arc<Prepared>>,
 }
 
@@ -161,13 +164,22 @@ impl CompressState {
     pledged_size: Option<u64>,
     dictionary: Option<Arc<Prepared>>,
   ) -> std::result::Result<Self, Failure> {
+    // Match-finder parameters need the dictionary digested with them (see `Tuning`).
+    let digested = match &dictionary {
+      Some(dictionary) if !params.tuning.sets_match_finder() => Some(dictionary.cdict(params.level)?),
+      _ => None,
+    };
+    let reference = match (&dictionary, &digested) {
+      (_, Some(cdict)) => Some(Reference::Digested(cdict)),
+      (Some(dictionary), None) => Some(Reference::Loaded(dictionary.bytes())),
+      (None, None) => None,
+    };
     let mut cctx = COMPRESSORS.take()?;
-    let cdict = dictionary.as_ref().map(|dictionary| dictionary.cdict(params.level)).transpose()?;
-    crate::compress::configure(&mut cctx, params, cdict.as_deref())?;
+    compress::configure_with(&mut cctx, params, reference)?;
     if let Some(size) = pledged_size {
       cctx.set_pledged_src_size(Some(size)).map_err(Failure::Zstd)?;
     }
-    Ok(Self { context: Some(cctx), _dictionary: dictionary })
+    Ok(Self { context: Some(cctx), _digested: digested, _dictionary: dictionary })
   }
 }
 
@@ -407,10 +419,14 @@ impl CompressSession {
     level: i32,
     checksum: bool,
     dictionary: Option<&PreparedDictionary>,
+    tuning: Option<&[i32]>,
     pledged_size: Option<f64>,
   ) -> Result<Self> {
-    let params = CompressParams { level, checksum, workers: 0 };
-    let state = node::guarded(|| CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)));
+    let state = node::guarded(|| {
+      let tuning = tuning.map(Tuning::from_pairs).transpose()?.unwrap_or_default();
+      let params = CompressParams { level, checksum, workers: 0, tuning };
+      CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary))
+    });
     if let Some(dictionary) = dictionary {
       dictionary.report(&env);
     }

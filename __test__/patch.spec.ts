@@ -1,0 +1,137 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+import {
+  compress,
+  compressMany,
+  compressSync,
+  createCompressStream,
+  createDecompressStream,
+  Dictionary,
+  decompress,
+  decompressMany,
+  decompressSync,
+} from 'zstd-pool'
+import { corpus, corpusFile, skipWithoutZstdCli } from './helpers'
+import { edited } from './records.mjs'
+
+// Patch-from (`zstd --patch-from`): the new version of a file compressed against the old one.
+const old = corpusFile('lcet10.txt')
+const updated = edited(old, 12)
+const directory = mkdtempSync(join(tmpdir(), 'zstd-pool-patch-'))
+const file = (name: string, data: Uint8Array) => {
+  const path = join(directory, name)
+  writeFileSync(path, data)
+  return path
+}
+const zstd = (args: string[]) => execFileSync('zstd', ['-q', '-c', ...args], { maxBuffer: 1 << 30 })
+
+describe('patch-from: the prefix option', () => {
+  it('compresses a new version against the old one into a small fraction of the whole, sync and async', async () => {
+    const patch = compressSync(updated, { prefix: old })
+    const alone = compressSync(updated)
+    expect(patch.length).toBeLessThan(alone.length / 20)
+    expect(decompressSync(patch, { prefix: old }).equals(updated)).toBe(true)
+    expect((await compress(updated, { prefix: old })).equals(patch)).toBe(true)
+    expect((await decompress(patch, { prefix: old })).equals(updated)).toBe(true)
+    const many = await compressMany([updated, edited(old, 13)], { prefix: old, level: 9 })
+    const back = await decompressMany(many, { prefix: old })
+    expect(back[0].equals(updated) && back[1].equals(edited(old, 13))).toBe(true)
+  })
+
+  it.skipIf(skipWithoutZstdCli)('interoperates with zstd --patch-from both ways', () => {
+    const oldPath = file('old', old)
+    for (const level of [1, 3, 19]) {
+      const theirs = zstd([`-${level}`, `--patch-from=${oldPath}`, file('new', updated)])
+      expect(decompressSync(theirs, { prefix: old }).equals(updated)).toBe(true)
+      const ours = compressSync(updated, { prefix: old, level })
+      expect(zstd(['-d', `--patch-from=${oldPath}`, file('ours.zst', ours)]).equals(updated)).toBe(true)
+      // As small as the tool's own patch (they feed libzstd differently: a few bytes apart).
+      expect(ours.length).toBeLessThan(theirs.length * 1.1 + 16)
+    }
+  })
+
+  it.skipIf(skipWithoutZstdCli)('sizes the window for a reference beyond the level’s own window, as the zstd tool does', () => {
+    // 3 MiB of old content: level 3 alone keeps a 2 MiB window (so matches with the start of the
+    // old version would be out of reach); the patch's window spans it all.
+    const large = Buffer.concat([...corpus.map((entry) => entry.data), corpusFile('urls.10K')])
+    const next = edited(large, 40)
+    const patch = compressSync(next, { prefix: large })
+    expect(patch.length).toBeLessThan(compressSync(next).length / 50)
+    expect(decompressSync(patch, { prefix: large }).equals(next)).toBe(true)
+    expect(zstd(['-d', `--patch-from=${file('large', large)}`, file('large.zst', patch)]).equals(next)).toBe(true)
+    const theirs = zstd([`--patch-from=${file('large', large)}`, file('next', next)])
+    expect(decompressSync(theirs, { prefix: large }).equals(next)).toBe(true)
+  })
+
+  it('decodes every frame of concatenated patches against the prefix, with or without recorded sizes', async () => {
+    const frames = [
+      compressSync(updated, { prefix: old }),
+      compressSync(edited(old, 3), { prefix: old, contentSizeFlag: false }),
+      compressSync('not a patch'),
+      compressSync(updated, { prefix: old, checksum: true }),
+    ]
+    const expected = Buffer.concat([updated, edited(old, 3), Buffer.from('not a patch'), updated])
+    expect(decompressSync(Buffer.concat(frames), { prefix: old }).equals(expected)).toBe(true)
+    expect((await decompress(Buffer.concat(frames), { prefix: old })).equals(expected)).toBe(true)
+  })
+
+  it('fails clearly without the prefix, or with the wrong one', () => {
+    const patch = compressSync(updated, { prefix: old, checksum: true })
+    expect(() => decompressSync(patch)).toThrowError(
+      expect.objectContaining({ code: expect.stringMatching(/^ZSTD_error_/) }) as Error,
+    )
+    expect(() => decompressSync(patch, { prefix: corpusFile('plrabn12.txt') })).toThrowError(
+      expect.objectContaining({ code: expect.stringMatching(/^ZSTD_error_/) }) as Error,
+    )
+  })
+
+  it('takes any input type as the prefix, copies it for async calls, and refuses what cannot apply', async () => {
+    const text = old.toString('latin1')
+    const asArrayBuffer = old.buffer.slice(old.byteOffset, old.byteOffset + old.length)
+    const patch = compressSync(updated, { prefix: old })
+    for (const prefix of [asArrayBuffer, new DataView(asArrayBuffer), new Uint8Array(asArrayBuffer)]) {
+      expect(compressSync(updated, { prefix }).equals(patch)).toBe(true)
+      expect(decompressSync(patch, { prefix }).equals(updated)).toBe(true)
+    }
+    expect(decompressSync(compressSync('ascii text', { prefix: 'ascii' }), { prefix: 'ascii' }).toString()).toBe('ascii text')
+    expect(text.length).toBe(old.length)
+
+    // The prefix is copied when an async call starts: changing it afterwards changes nothing.
+    const changing = Buffer.from(old)
+    const pending = compress(updated, { prefix: changing, level: 19 })
+    changing.fill(0)
+    expect(decompressSync(await pending, { prefix: old }).equals(updated)).toBe(true)
+
+    const incompatible = expect.objectContaining({ name: 'TypeError', code: 'ERR_INCOMPATIBLE_OPTION_PAIR' }) as Error
+    const dictionary = new Dictionary(old.subarray(0, 4096))
+    expect(() => compressSync(updated, { prefix: old, dictionary })).toThrowError(incompatible)
+    expect(() => decompressSync(patch, { prefix: old, dictionary })).toThrowError(incompatible)
+    await expect(compress(updated, { prefix: old, dictionary })).rejects.toThrowError(incompatible)
+    const wrongType = expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }) as Error
+    expect(() => compressSync(updated, { prefix: 42 as never })).toThrowError(wrongType)
+    expect(() => decompressSync(patch, { prefix: null as never })).toThrowError(wrongType)
+    const streams = expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }) as Error
+    expect(() => createCompressStream({ prefix: old } as never)).toThrowError(streams)
+    expect(() => createDecompressStream({ prefix: old } as never)).toThrowError(streams)
+  })
+
+  it('is right when the prefix is a view of the memory that small results share', async () => {
+    // From Node 24 on, small results share a slab: a prefix over that whole slab is read while
+    // results land in it, so the result must never be written into it while the prefix is read.
+    const first = compressSync('first result')
+    const slab = new Uint8Array(first.buffer)
+    for (let i = 0; i < 50; i++) {
+      const input = `message ${i} `.repeat(10)
+      const frame = compressSync(input, { prefix: slab })
+      expect(decompressSync(frame, { prefix: Buffer.from(slab) }).toString()).toBe(input)
+      // Made on the threadpool (level 19), this frame has memory of its own: the slab is as it
+      // was when the frame was made, and the result lands in it.
+      const patch = await compress(input, { prefix: Buffer.from(slab), level: 19 })
+      expect(decompressSync(patch, { prefix: slab }).toString()).toBe(input)
+    }
+  })
+})
