@@ -1,7 +1,7 @@
 // The ES module entry: the API of main.js as named exports (and as the default export).
-import { createRequire } from 'node:module'
-
-const zstd = createRequire(import.meta.url)('./main.js')
+// A static import, not createRequire: bundlers follow it (esbuild does not follow createRequire), and
+// Node gives the same module.exports object that require('zstd-pool') returns.
+import zstd from './main.js'
 
 export const {
   compress,
