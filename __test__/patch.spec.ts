@@ -15,7 +15,7 @@ import {
   decompressMany,
   decompressSync,
 } from 'zstd-pool'
-import { corpus, corpusFile, skipWithoutZstdCli } from './helpers'
+import { corpus, corpusFile, skipWithoutZstdCli, wasi } from './helpers'
 import { edited } from './records.mjs'
 
 // Patch-from (`zstd --patch-from`): the new version of a file compressed against the old one.
@@ -65,6 +65,11 @@ describe('patch-from: the prefix option', () => {
     expect(zstd(['-d', `--patch-from=${file('large', large)}`, file('large.zst', patch)]).equals(next)).toBe(true)
     const theirs = zstd([`--patch-from=${file('large', large)}`, file('next', next)])
     expect(decompressSync(theirs, { prefix: large }).equals(next)).toBe(true)
+    // With worker threads too (1 MiB jobs, so that 3 MiB takes them), where there are threads.
+    if (wasi) return
+    const threaded = compressSync(next, { prefix: large, workers: 2, jobSize: 1 << 20 })
+    expect(threaded.length).toBeLessThan(compressSync(next).length / 20)
+    expect(decompressSync(threaded, { prefix: large }).equals(next)).toBe(true)
   })
 
   it('decodes every frame of concatenated patches against the prefix, with or without recorded sizes', async () => {

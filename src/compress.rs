@@ -1,6 +1,6 @@
 //! One-shot compression of a byte slice into a standard zstd frame.
 
-use zstd::zstd_safe::{self, zstd_sys, CCtx, CDict, CParameter, Strategy, WriteBuf};
+use zstd::zstd_safe::{self, zstd_sys, CCtx, CDict, CParameter, InBuffer, OutBuffer, Strategy, WriteBuf};
 
 use crate::error::Failure;
 
@@ -330,9 +330,41 @@ pub fn compress_with<C: WriteBuf + ?Sized>(
   output: &mut C,
 ) -> Result<usize, Failure> {
   configure_with(cctx, params, reference)?;
+  // (With worker threads, ZSTD_e_continue may return before taking anything: compress2 waits.)
+  if matches!(reference, Some(Reference::Prefix(_))) && params.workers == 0 {
+    return compress_in_steps(cctx, input, output);
+  }
   // compress2 knows the whole input, so it writes the content size into the frame header and
   // sizes the window to the input.
   cctx.compress2(output, input).map_err(Failure::Zstd)
+}
+
+/// Compresses `input` as a stream that takes it all at once (`ZSTD_e_continue`), then ends the
+/// frame (`ZSTD_e_end`), the size pledged up front. Against a prefix, libzstd finds more this way
+/// than in the single `ZSTD_e_end` of `compress2`, as the zstd tool does: an edited copy of the
+/// corpus (2.9 MB) against the original took 866 bytes instead of 1163 at level 3.
+fn compress_in_steps<C: WriteBuf + ?Sized>(cctx: &mut CCtx<'static>, input: &[u8], output: &mut C) -> Result<usize, Failure> {
+  use zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
+  let too_small = || Failure::Zstd(crate::error::zstd_error(zstd_sys::ZSTD_ErrorCode::ZSTD_error_dstSize_tooSmall));
+  cctx.set_pledged_src_size(Some(input.len() as u64)).map_err(Failure::Zstd)?;
+  let mut output = OutBuffer::around(output);
+  let mut input = InBuffer::around(input);
+  while input.pos() < input.src.len() {
+    let (before, written) = (input.pos(), output.pos());
+    cctx.compress_stream2(&mut output, &mut input, ZSTD_e_continue).map_err(Failure::Zstd)?;
+    if input.pos() == before && output.pos() == written {
+      return Err(too_small());
+    }
+  }
+  loop {
+    let written = output.pos();
+    if cctx.compress_stream2(&mut output, &mut input, ZSTD_e_end).map_err(Failure::Zstd)? == 0 {
+      return Ok(output.pos());
+    }
+    if output.pos() == written {
+      return Err(too_small());
+    }
+  }
 }
 
 #[cfg(test)]
