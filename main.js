@@ -786,4 +786,5 @@ module.exports = {
     invalidType,
     materialize,
   }),
+  ...require('./frame.js')({ binding, bytes, integer, optionsObject, ownMemory }),
 }
