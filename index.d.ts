@@ -239,8 +239,7 @@ export interface FrameDetails {
 
 /**
  * The frames of `input`, with the details of the first `max_frames`. It runs here, on the
- * calling thread: it reads headers only. The input is read in full before napi-rs makes the
- * result's objects (which can run setters a caller put on `Object.prototype`).
+ * calling thread: it reads headers only.
  */
 export declare function frameInfo(input: Uint8Array, maxFrames: number): FrameInfo
 

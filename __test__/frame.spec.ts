@@ -344,6 +344,43 @@ describe('frameInfo on hostile input', () => {
     expect(() => decompressSync(huge)).toThrow()
   })
 
+  it('is read whole before JavaScript can run: setters on the prototypes that call back in and detach the input', () => {
+    const frame = compressSync(text)
+    const other = Buffer.concat([compressSync('x'), skippableFrame(Buffer.from('y'))])
+    const input = new Uint8Array(frame)
+    // A Set: pushing onto an Array would call the setter too.
+    const nested = new Set<FrameInfo>()
+    let depth = 0
+    const reenter = () => {
+      if (depth > 0) return
+      depth++
+      try {
+        nested.add(frameInfo(other))
+      } finally {
+        depth--
+      }
+      // The outer call's input goes: transferred away, its view emptied.
+      if (input.byteLength > 0) structuredClone(input.buffer, { transfer: [input.buffer] })
+    }
+    const keys = ['frames', 'frameCount', 'contentSize', 'windowSize', 'compressedSize', 'skippable', 'variant', 'checksum']
+    for (const key of keys) Object.defineProperty(Object.prototype, key, { configurable: true, set: reenter })
+    Object.defineProperty(Array.prototype, '0', { configurable: true, set: reenter })
+    let info: FrameInfo
+    try {
+      info = frameInfo(input)
+    } finally {
+      for (const key of keys) delete (Object.prototype as any)[key]
+      delete (Array.prototype as any)[0]
+    }
+    // Properties are defined, never set: what the headers say is all there.
+    expect([info.frameCount, info.contentSize, info.compressedSize]).toEqual([1, text.length, frame.length])
+    // An element is set, so the setter ran and took it; the calls it made were whole.
+    expect(input.byteLength).toBe(0)
+    expect(nested.size).toBeGreaterThan(0)
+    for (const result of nested) expect([result.frameCount, result.contentSize]).toEqual([2, 1])
+    expect(frameInfo(frame).frames[0].contentSize).toBe(text.length)
+  })
+
   it('counts a megabyte of empty frames quickly, keeping 1000 details', () => {
     const empty = compressSync('')
     const one = Buffer.concat([empty, skippableFrame(Buffer.alloc(0), 2)])

@@ -195,10 +195,13 @@ impl From<Frame> for FrameDetails {
 }
 
 /// The frames of `input`, with the details of the first `max_frames`. It runs here, on the
-/// calling thread: it reads headers only. The input is read in full before napi-rs makes the
-/// result's objects (which can run setters a caller put on `Object.prototype`).
+/// calling thread: it reads headers only.
 #[napi]
 pub fn frame_info(env: Env, input: &[u8], max_frames: u32) -> Result<FrameInfo> {
+  // The input is read in full here, before napi-rs makes the result: it defines the objects'
+  // properties (no setter runs), but sets the array's elements, which runs a setter a caller
+  // put on `Array.prototype` for an index. Such code can call back in or detach the input, and
+  // change only what its caller sees.
   let frames = node::guarded(|| walk(input, max_frames as usize)).map_err(|failure| node::throw(&env, failure))?;
   Ok(FrameInfo {
     frames: frames.details.into_iter().map(FrameDetails::from).collect(),
