@@ -87,7 +87,8 @@ pub fn walk(input: &[u8], max_details: usize) -> std::result::Result<Frames, Fai
       frames.window_size = frames.window_size.max(frame.window_size);
       frames.content_size = frames.content_size.zip(frame.content_size).map(|(sum, size)| sum + u128::from(size));
     }
-    // `frame_at` found the frame within `rest`, and at least its 8-byte header long.
+    // libzstd measured the frame within `rest`, and at least 8 bytes long (a header): this never
+    // fails, and each turn moves on.
     rest = rest.get(frame.compressed_size..).ok_or(Failure::Truncated)?;
   }
   Ok(frames)
