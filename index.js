@@ -850,6 +850,7 @@ module.exports.decompress = nativeBinding.decompress
 module.exports.decompressBatch = nativeBinding.decompressBatch
 module.exports.decompressStaged = nativeBinding.decompressStaged
 module.exports.Flush = nativeBinding.Flush
+module.exports.frameInfo = nativeBinding.frameInfo
 module.exports.poolStats = nativeBinding.poolStats
 module.exports.stagingArea = nativeBinding.stagingArea
 module.exports.stagingOwner = nativeBinding.stagingOwner

@@ -123,6 +123,82 @@ export declare function decompressSync(data: Input, options?: DecompressOptions)
 /** Decompresses `data` on the libuv threadpool (or at once, when it is small). Every error is a rejection. */
 export declare function decompress(data: Input, options?: DecompressOptions): Promise<Buffer>
 
+export interface FrameInfoOptions {
+  /**
+   * Give the details of at most this many frames (the first ones), an integer from 0 to 2^32 - 1; `frameCount` and the totals
+   * still cover every frame. Each detail is an object on the JavaScript heap, and a megabyte of input can hold over 100,000
+   * frames: this bounds what hostile input makes the call allocate. Default: 1000.
+   */
+  maxFrames?: number
+}
+
+/** A zstd frame, as its header describes it. */
+export interface ZstdFrameDetails {
+  skippable: false
+  /** Only skippable frames have a variant. */
+  variant: null
+  /**
+   * The decompressed size the header declares, or null when it records none (frames written by `zstd` on a pipe, by a
+   * stream without `pledgedSize`). A claim: decompressing checks it against what the frame holds.
+   */
+  contentSize: number | null
+  /** The window (history) decoding the frame needs, in bytes: `windowLogMax` must allow it. A single-segment frame's window is its content size. */
+  windowSize: number
+  /** The ID of the dictionary the frame was made with: 0 for none, or for a frame that does not record it (`zstd --no-dictID`). */
+  dictionaryId: number
+  /** Whether the frame ends with a checksum of its content (checked when it is decompressed). */
+  checksum: boolean
+  /** The frame's whole length in `data`, from its magic number to its checksum. */
+  compressedSize: number
+}
+
+/** A skippable frame: data that decoders pass over (metadata, padding). */
+export interface SkippableFrameDetails {
+  skippable: true
+  /** The low 4 bits of its magic number (0x184D2A50 + variant), 0 to 15. */
+  variant: number
+  /** The size of its payload. */
+  contentSize: number
+  windowSize: 0
+  dictionaryId: 0
+  checksum: false
+  /** Its whole length in `data`: its 8-byte header and its payload. */
+  compressedSize: number
+}
+
+export type FrameDetails = ZstdFrameDetails | SkippableFrameDetails
+
+/**
+ * What `frameInfo` returns. Sizes are Numbers: above 2^53 (`Number.MAX_SAFE_INTEGER`) they are rounded to the nearest
+ * one, and a header may declare up to 2^64 - 1 (read as 18446744073709552000).
+ */
+export interface FrameInfo {
+  /** The first `maxFrames` frames, zstd and skippable, in order. */
+  frames: FrameDetails[]
+  /** How many frames `data` holds, zstd and skippable: more than `frames.length` when details were left out. */
+  frameCount: number
+  /**
+   * The sum of the content sizes the zstd frames declare: what decompressing `data` gives if they tell the truth. Null if
+   * one of them declares none. Skippable frames add nothing: decompressing skips them.
+   */
+  contentSize: number | null
+  /** The largest window a zstd frame needs (0 if there is none): `windowLogMax` must allow it. */
+  windowSize: number
+  /** The length of `data`, which its frames fill exactly. */
+  compressedSize: number
+}
+
+/**
+ * Reads what the frames in `data` declare, without decoding them, so that they can be checked against a caller's own
+ * limits before decompressing: the frame headers and the 3-byte block headers only, as `zstd -l` does, on the calling
+ * thread, in time linear in the length of `data` whatever the headers claim. Fails as `decompressSync` does on input that
+ * is not a sequence of whole frames: empty or cut short (`code: 'ZSTD_error_srcSize_wrong'`), not zstd
+ * (`ZSTD_error_prefix_unknown`), a header or block header libzstd refuses (another `ZSTD_error_...` code). The blocks'
+ * content, checksums and dictionaries are not checked, nor whether a frame holds what it declares: decompression still
+ * can fail, and `maxOutputLength` and `windowLogMax` still bound it.
+ */
+export declare function frameInfo(data: Input, options?: FrameInfoOptions): FrameInfo
+
 /**
  * How `compressMany` / `decompressMany` (and their sync forms) fail when some messages fail: with the first failure's own
  * error (its `code` as a single call would give it), naming that message and carrying every message's result.

@@ -922,4 +922,5 @@ module.exports = {
     invalidType,
     materialize,
   }),
+  ...require('./frame.js')({ binding, bytes, integer, optionsObject, ownMemory }),
 }

@@ -16,6 +16,7 @@ export const {
   Dictionary,
   poolStats,
   configurePool,
+  frameInfo,
   MIN_LEVEL,
   MAX_LEVEL,
   DEFAULT_LEVEL,

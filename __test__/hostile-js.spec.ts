@@ -313,6 +313,7 @@ describe('the package', () => {
         'decompressSync',
         'DEFAULT_LEVEL',
         'Dictionary',
+        'frameInfo',
         'MAX_LEVEL',
         'MIN_LEVEL',
         'poolStats',

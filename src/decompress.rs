@@ -52,12 +52,7 @@ struct FrameSizes {
 
 /// The header of the frame that `bytes` starts with, if they hold all of it.
 fn frame_header(bytes: &[u8]) -> Option<zstd_safe::zstd_sys::ZSTD_FrameHeader> {
-  use zstd_safe::zstd_sys::{ZSTD_FrameHeader, ZSTD_getFrameHeader};
-  // SAFETY: ZSTD_FrameHeader is plain integers, for which all zeroes is a valid value.
-  let mut header: ZSTD_FrameHeader = unsafe { std::mem::zeroed() };
-  // SAFETY: libzstd reads at most `bytes.len()` bytes from `bytes` and writes only `header`.
-  let status = unsafe { ZSTD_getFrameHeader(&mut header, bytes.as_ptr().cast(), bytes.len()) };
-  (status == 0).then_some(header)
+  crate::frame::header(bytes).ok()
 }
 
 /// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or

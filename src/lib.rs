@@ -23,6 +23,7 @@ pub mod decompress;
 pub mod dict;
 pub mod error;
 mod floor;
+pub mod frame;
 mod lanes;
 pub mod mt;
 mod node;
