@@ -6,6 +6,11 @@
 
 const { Transform } = require('node:stream')
 
+/** A zero-length chunk of our own that asks a stream to flush: compression emits everything
+ * taken so far as decodable data, decompression everything it can decode so far. Module-level,
+ * so that zlib.js (node:zlib's flush kinds) writes the same chunk that the streams look for. */
+const FLUSH = Buffer.alloc(0)
+
 module.exports = function streams({
   binding,
   bytes,
@@ -166,9 +171,6 @@ module.exports = function streams({
     }
     process.nextTick(callback)
   }
-
-  /** A zero-length chunk of our own that asks the compressor to flush. */
-  const FLUSH = Buffer.alloc(0)
 
   /** Node's side of the engine: outputs are pushed, and wait for `_read` when the reader is full. */
   class ZstdTransform extends Transform {
@@ -356,3 +358,5 @@ module.exports = function streams({
     ZstdDecompressionStream,
   }
 }
+
+module.exports.FLUSH = FLUSH
