@@ -185,6 +185,8 @@ module.exports = function streams({
       const makeEngine = engineFor(zstdOptions)
       super(streamOptions)
       this.#engine = makeEngine(this.#deliver, (error) => this.destroy(error))
+      // A signal already aborted destroyed the stream inside super(), before the engine existed.
+      if (this.destroyed) this.#engine.close(this.errored ?? coded(new Error('The stream was destroyed'), 'ERR_STREAM_DESTROYED'))
     }
 
     _transform(chunk, _encoding, callback) {
@@ -211,8 +213,11 @@ module.exports = function streams({
     }
 
     _destroy(error, callback) {
-      this.#engine.close(error ?? coded(new Error('The stream was destroyed'), 'ERR_STREAM_DESTROYED'))
-      this.#resume?.()
+      // Inside super() (a signal already aborted), this class's fields do not exist yet.
+      if (#engine in this) {
+        this.#engine.close(error ?? coded(new Error('The stream was destroyed'), 'ERR_STREAM_DESTROYED'))
+        this.#resume?.()
+      }
       callback(error)
     }
   }
