@@ -6,6 +6,11 @@
 
 const { Transform } = require('node:stream')
 
+/** A zero-length chunk of our own that asks a stream to flush: compression emits everything
+ * taken so far as decodable data, decompression everything it can decode so far. Module-level,
+ * so that zlib.js (node:zlib's flush kinds) writes the same chunk that the streams look for. */
+const FLUSH = Buffer.alloc(0)
+
 module.exports = function streams({
   binding,
   bytes,
@@ -176,9 +181,6 @@ module.exports = function streams({
     process.nextTick(callback)
   }
 
-  /** A zero-length chunk of our own that asks the compressor to flush. */
-  const FLUSH = Buffer.alloc(0)
-
   /** Node's side of the engine: outputs are pushed, and wait for `_read` when the reader is full. */
   class ZstdTransform extends Transform {
     #engine
@@ -192,6 +194,8 @@ module.exports = function streams({
       const makeEngine = engineFor(zstdOptions)
       super(streamOptions)
       this.#engine = makeEngine(this.#deliver, (error) => this.destroy(error))
+      // A signal already aborted destroyed the stream inside super(), before the engine existed.
+      if (this.destroyed) this.#engine.close(this.errored ?? coded(new Error('The stream was destroyed'), 'ERR_STREAM_DESTROYED'))
     }
 
     _transform(chunk, _encoding, callback) {
@@ -218,8 +222,11 @@ module.exports = function streams({
     }
 
     _destroy(error, callback) {
-      this.#engine.close(error ?? coded(new Error('The stream was destroyed'), 'ERR_STREAM_DESTROYED'))
-      this.#resume?.()
+      // Inside super() (a signal already aborted), this class's fields do not exist yet.
+      if (#engine in this) {
+        this.#engine.close(error ?? coded(new Error('The stream was destroyed'), 'ERR_STREAM_DESTROYED'))
+        this.#resume?.()
+      }
       callback(error)
     }
   }
@@ -365,3 +372,5 @@ module.exports = function streams({
     ZstdDecompressionStream,
   }
 }
+
+module.exports.FLUSH = FLUSH

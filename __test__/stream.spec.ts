@@ -171,6 +171,16 @@ describe('createCompressStream and createDecompressStream', () => {
     expect(poolStats().decompressors.inUse).toBe(0)
   })
 
+  it('fail with an AbortError, and hold no context, when given a signal already aborted', async () => {
+    for (const create of [createCompressStream, createDecompressStream]) {
+      const stream = create({ signal: AbortSignal.abort() })
+      const error = await new Promise((resolve) => stream.on('error', resolve))
+      expect(error).toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
+    }
+    expect(poolStats().compressors.inUse).toBe(0)
+    expect(poolStats().decompressors.inUse).toBe(0)
+  })
+
   it('stream 1 GiB through compression and back with RSS bounded', async () => {
     const unit = textOfLength(1 << 20)
     const total = 1024

@@ -1,7 +1,7 @@
 // `npm run test:platforms`: installs the package as a user would, from `npm pack` tarballs (the
 // root package and this platform's binary package) into a fresh project with no network, then
-// requires it, imports it as ESM and type-checks a TypeScript file against it, on every Node
-// given as well as the one running this. Prints "N passed, N failed".
+// requires it (and zstd-pool/zlib), imports them as ESM and type-checks a TypeScript file against
+// them, on every Node given as well as the one running this. Prints "N passed, N failed".
 // node scripts/smoke.mjs [path/to/node-or-bun ...]
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
@@ -37,6 +37,8 @@ writeFileSync(
 const data = Buffer.from('smoke test '.repeat(1000))
 const frame = zstd.compressSync(data)
 if (!zstd.decompressSync(frame).equals(data)) throw new Error('sync round trip')
+const zlib = require('zstd-pool/zlib')
+if (!zlib.zstdDecompressSync(zlib.zstdCompressSync(data)).equals(data)) throw new Error('zstd-pool/zlib round trip')
 zstd.decompress(frame).then((back) => { if (!back.equals(data)) throw new Error('async round trip'); console.log('cjs ok') })`,
 )
 writeFileSync(
@@ -48,11 +50,15 @@ if (!back.equals(data) || typeof createCompressStream !== 'function' || typeof D
 const [one, two] = await decompressMany(await compressMany([data, 'two']))
 if (!one.equals(data) || two.toString() !== 'two') throw new Error('batch round trip')
 if (zstd.compress !== compress) throw new Error('default export')
+const { zstdCompress, zstdDecompressSync, constants } = await import('zstd-pool/zlib')
+const viaZlib = await new Promise((resolve, reject) => zstdCompress(data, { params: { [constants.ZSTD_c_checksumFlag]: 1 } }, (error, result) => (error ? reject(error) : resolve(result))))
+if (!zstdDecompressSync(viaZlib).equals(data)) throw new Error('zstd-pool/zlib round trip')
 console.log('esm ok')`,
 )
 writeFileSync(
   join(project, 'check.ts'),
   `import { compress, compressSync, decompressSync, Dictionary, createDecompressStream, compressMany, decompressManySync, type BatchError, type CompressOptions } from 'zstd-pool'
+import { constants, createZstdCompress, zstdCompressSync, type ZstdCompress, type ZstdOptions } from 'zstd-pool/zlib'
 const options: CompressOptions = { level: 3, checksum: true }
 const frame: Buffer = compressSync('typed', options)
 const text: string = decompressSync(frame).toString()
@@ -66,7 +72,11 @@ try {
 } catch (error) {
   failedAt = (error as BatchError).index
 }
-void [text, later, stream, id, many, failedAt]`,
+const zlibOptions: ZstdOptions = { params: { [constants.ZSTD_c_compressionLevel]: 9 }, maxOutputLength: 1 << 20 }
+const viaZlib: Buffer = zstdCompressSync('typed', zlibOptions)
+const { buffer, engine }: { buffer: Buffer; engine: ZstdCompress } = zstdCompressSync('typed', { info: true })
+createZstdCompress({ flush: constants.ZSTD_e_flush }).flush(() => {})
+void [text, later, stream, id, many, failedAt, viaZlib, buffer, engine]`,
 )
 
 let passed = 0

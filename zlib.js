@@ -1,0 +1,622 @@
+'use strict'
+// zstd-pool/zlib: node:zlib's zstd API (zstdCompress, zstdCompressSync, createZstdCompress, ...)
+// over zstd-pool's core, so that code written for node:zlib changes one import to get the pools and
+// the threadpool lanes. Options are read as Node's lib/zlib.js reads them (the same names, defaults,
+// ranges and error codes) and turned into the core's; errors from the core get node:zlib's codes
+// and `errno`. Where the two differ on purpose, README.md ("Drop-in for node:zlib") says why, and
+// __test__/zlib.spec.ts shows it.
+
+const { Buffer, constants: bufferConstants } = require('node:buffer')
+const { finished } = require('node:stream')
+const { types } = require('node:util')
+
+const core = require('./main.js')
+const { FLUSH } = require('./stream.js')
+
+// Taken once, so that code patching them later cannot change what a call reads.
+const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array } = types
+const bufferFrom = Buffer.from
+const bufferCompare = Buffer.compare
+
+// ---------------------------------------------------------------------------------------------
+// Constants: node:zlib's ZSTD_* names, with libzstd's ABI numbers (stable across its versions),
+// written out so that they exist on runtimes whose node:zlib has no zstd (Node 20).
+
+const constants = Object.freeze({
+  __proto__: null,
+  ZSTD_COMPRESS: 10,
+  ZSTD_DECOMPRESS: 11,
+  ZSTD_e_continue: 0,
+  ZSTD_e_flush: 1,
+  ZSTD_e_end: 2,
+  ZSTD_fast: 1,
+  ZSTD_dfast: 2,
+  ZSTD_greedy: 3,
+  ZSTD_lazy: 4,
+  ZSTD_lazy2: 5,
+  ZSTD_btlazy2: 6,
+  ZSTD_btopt: 7,
+  ZSTD_btultra: 8,
+  ZSTD_btultra2: 9,
+  ZSTD_c_compressionLevel: 100,
+  ZSTD_c_windowLog: 101,
+  ZSTD_c_hashLog: 102,
+  ZSTD_c_chainLog: 103,
+  ZSTD_c_searchLog: 104,
+  ZSTD_c_minMatch: 105,
+  ZSTD_c_targetLength: 106,
+  ZSTD_c_strategy: 107,
+  ZSTD_c_enableLongDistanceMatching: 160,
+  ZSTD_c_ldmHashLog: 161,
+  ZSTD_c_ldmMinMatch: 162,
+  ZSTD_c_ldmBucketSizeLog: 163,
+  ZSTD_c_ldmHashRateLog: 164,
+  ZSTD_c_contentSizeFlag: 200,
+  ZSTD_c_checksumFlag: 201,
+  ZSTD_c_dictIDFlag: 202,
+  ZSTD_c_nbWorkers: 400,
+  ZSTD_c_jobSize: 401,
+  ZSTD_c_overlapLog: 402,
+  ZSTD_d_windowLogMax: 100,
+  ZSTD_CLEVEL_DEFAULT: 3,
+  ZSTD_error_no_error: 0,
+  ZSTD_error_GENERIC: 1,
+  ZSTD_error_prefix_unknown: 10,
+  ZSTD_error_version_unsupported: 12,
+  ZSTD_error_frameParameter_unsupported: 14,
+  ZSTD_error_frameParameter_windowTooLarge: 16,
+  ZSTD_error_corruption_detected: 20,
+  ZSTD_error_checksum_wrong: 22,
+  ZSTD_error_literals_headerWrong: 24,
+  ZSTD_error_dictionary_corrupted: 30,
+  ZSTD_error_dictionary_wrong: 32,
+  ZSTD_error_dictionaryCreation_failed: 34,
+  ZSTD_error_parameter_unsupported: 40,
+  ZSTD_error_parameter_combination_unsupported: 41,
+  ZSTD_error_parameter_outOfBound: 42,
+  ZSTD_error_tableLog_tooLarge: 44,
+  ZSTD_error_maxSymbolValue_tooLarge: 46,
+  ZSTD_error_maxSymbolValue_tooSmall: 48,
+  ZSTD_error_stabilityCondition_notRespected: 50,
+  ZSTD_error_stage_wrong: 60,
+  ZSTD_error_init_missing: 62,
+  ZSTD_error_memory_allocation: 64,
+  ZSTD_error_workSpace_tooSmall: 66,
+  ZSTD_error_dstSize_tooSmall: 70,
+  ZSTD_error_srcSize_wrong: 72,
+  ZSTD_error_dstBuffer_null: 74,
+  ZSTD_error_noForwardProgress_destFull: 80,
+  ZSTD_error_noForwardProgress_inputEmpty: 82,
+})
+
+const { ZSTD_e_continue, ZSTD_e_flush, ZSTD_e_end, ZSTD_c_compressionLevel, ZSTD_d_windowLogMax } = constants
+
+/**
+ * The keys `params` takes: node:zlib's ZSTD_c_* constants, and targetCBlockSize (130), which
+ * libzstd (and so node:zlib) accepts though node:zlib names no constant for it. node:zlib refuses
+ * only keys above its largest constant with ERR_ZSTD_INVALID_PARAM, and leaves the others to
+ * libzstd, whose refusal says neither which key nor why; here every other key is refused as
+ * node:zlib refuses the first kind.
+ */
+const COMPRESS_PARAMS = new Set([
+  ...Object.keys(constants)
+    .filter((name) => name.startsWith('ZSTD_c_'))
+    .map((name) => constants[name]),
+  130,
+])
+
+/** The smallest `chunkSize` node:zlib takes. */
+const MIN_CHUNK = 64
+const MAX_LENGTH = bufferConstants.MAX_LENGTH
+
+// ---------------------------------------------------------------------------------------------
+// Errors, as Node words them (its internal/errors is not reachable from a package).
+
+function describe(value) {
+  if (value === null || value === undefined) return String(value)
+  if (typeof value === 'function') return `function ${safely(() => value.name) || '<anonymous>'}`
+  if (typeof value === 'object') {
+    const name = safely(() => value.constructor?.name)
+    return name ? `an instance of ${name}` : 'an object'
+  }
+  if (typeof value === 'string') {
+    const shown = value.length > 28 ? `${value.slice(0, 25)}...` : value
+    return `type string (${shown.includes("'") ? JSON.stringify(shown) : `'${shown}'`})`
+  }
+  if (typeof value === 'symbol') return `type symbol (${String(value)})`
+  return `type ${typeof value} (${typeof value === 'bigint' ? `${value}n` : String(value)})`
+}
+
+function safely(read) {
+  try {
+    return read()
+  } catch {
+    return undefined
+  }
+}
+
+/** `error` with `code` (and any other properties) as own properties, as Node's errors have them. */
+function coded(error, code, properties) {
+  return Object.defineProperties(error, {
+    code: { value: code, writable: true, enumerable: true, configurable: true },
+    ...properties,
+  })
+}
+
+function invalidType(name, expected, value) {
+  const error = new TypeError(
+    `The "${name}" ${name.includes('.') ? 'property' : 'argument'} must be ${expected}. Received ${describe(value)}`,
+  )
+  return coded(error, 'ERR_INVALID_ARG_TYPE')
+}
+
+function outOfRange(name, expected, value) {
+  const error = new RangeError(`The value of "${name}" is out of range. It must be ${expected}. Received ${String(value)}`)
+  return coded(error, 'ERR_OUT_OF_RANGE')
+}
+
+function invalidParam(key) {
+  return coded(new RangeError(`${key} is not a valid zstd parameter`), 'ERR_ZSTD_INVALID_PARAM')
+}
+
+function bufferTooLarge(limit) {
+  return coded(new RangeError(`Cannot create a Buffer larger than ${limit} bytes`), 'ERR_BUFFER_TOO_LARGE')
+}
+
+/** node:zlib's checkRangesOrGetDefault: undefined and NaN mean the default; any other number must
+ * be finite and within the bounds (not necessarily an integer). */
+function rangeOrDefault(value, name, lower, upper, fallback) {
+  if (value === undefined || Number.isNaN(value)) return fallback
+  if (typeof value !== 'number') throw invalidType(name, 'of type number', value)
+  if (!Number.isFinite(value)) throw outOfRange(name, 'a finite number', value)
+  if (value < lower || value > upper) throw outOfRange(name, `>= ${lower} and <= ${upper}`, value)
+  return value
+}
+
+const ZSTD_MAGIC = 0xfd2fb528
+const SKIPPABLE_MAGIC = 0x184d2a50 // to 0x184d2a5f
+
+/** Whether `head` (the first bytes of an input) starts a zstd or a skippable frame. */
+function startsWithFrame(head) {
+  if (head.length < 4) return false
+  const magic = (head[0] | (head[1] << 8) | (head[2] << 16) | (head[3] << 24)) >>> 0
+  return magic === ZSTD_MAGIC || (magic & 0xfffffff0) === SKIPPABLE_MAGIC
+}
+
+/**
+ * A core error as node:zlib reports the same failure. Every libzstd error gets the `errno` node:zlib
+ * gives it. Input that ends mid-frame is node:zlib's Z_BUF_ERROR, "unexpected end of file" (as for
+ * gzip: code that checks for truncation checks that). Bytes that are not a frame, after a whole
+ * frame (the input began with one), are node:zlib's ERR_TRAILING_JUNK_AFTER_STREAM_END: node:zlib
+ * drops them unless `rejectGarbageAfterEnd` is set; the core always fails, since that is where a
+ * frame whose header was damaged goes missing. The core's error stays as `cause`. Errors already
+ * translated, and errors of other kinds, are returned as they are.
+ */
+function zlibError(error, decompressing, head) {
+  if (error === null || typeof error !== 'object') return error
+  const code = safely(() => error.code)
+  if (decompressing && code === 'ZSTD_error_srcSize_wrong') {
+    return coded(new Error('unexpected end of file', { cause: error }), 'Z_BUF_ERROR', {
+      errno: { value: -5, writable: true, enumerable: true, configurable: true },
+    })
+  }
+  if (decompressing && code === 'ZSTD_error_prefix_unknown' && startsWithFrame(head())) {
+    const junk = new TypeError('Trailing junk found after the end of the compressed stream', { cause: error })
+    return coded(junk, 'ERR_TRAILING_JUNK_AFTER_STREAM_END')
+  }
+  if (typeof code === 'string' && code.startsWith('ZSTD_error_') && code in constants && !Object.hasOwn(error, 'errno')) {
+    Object.defineProperty(error, 'errno', { value: constants[code], writable: true, enumerable: true, configurable: true })
+  }
+  return error
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs: what node:zlib takes (a string, any ArrayBufferView, an ArrayBuffer or a
+// SharedArrayBuffer), read whole through the getters as they were when this module loaded.
+
+const typedArrayGetters = viewGetters(Object.getPrototypeOf(Uint8Array.prototype))
+const dataViewGetters = viewGetters(DataView.prototype)
+function viewGetters(prototype) {
+  const getter = (name) => Object.getOwnPropertyDescriptor(prototype, name).get
+  return { buffer: getter('buffer'), byteOffset: getter('byteOffset'), byteLength: getter('byteLength') }
+}
+
+/** `value` as a Uint8Array over the same bytes (a string encoded as UTF-8), or undefined if it is
+ * of no type node:zlib takes. A view whose memory is gone reads as no bytes, as in the core. */
+function asBytes(value) {
+  if (isUint8Array(value)) return value
+  if (typeof value === 'string') return bufferFrom(value, 'utf8')
+  const getters = isTypedArray(value) ? typedArrayGetters : isDataView(value) ? dataViewGetters : undefined
+  try {
+    if (getters) return new Uint8Array(getters.buffer.call(value), getters.byteOffset.call(value), getters.byteLength.call(value))
+    if (isAnyArrayBuffer(value)) return new Uint8Array(value)
+  } catch {
+    return new Uint8Array(0)
+  }
+  return undefined
+}
+
+function inputBytes(value) {
+  const bytes = asBytes(value)
+  if (bytes === undefined) {
+    throw invalidType('buffer', 'of type string or an instance of Buffer, TypedArray, DataView, or ArrayBuffer', value)
+  }
+  return bytes
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dictionaries. node:zlib takes a dictionary's bytes and loads them into its context on every
+// call; the core takes a Dictionary, prepared once. The prepared one is kept per buffer the bytes
+// came in (their ArrayBuffer, offset and length) with a copy of the bytes, which a later call
+// compares with what is there now: a buffer rewritten in place gets a new Dictionary, not a stale
+// one. Comparing 100 KiB takes microseconds; preparing it again takes far longer.
+
+const dictionaries = new WeakMap() // ArrayBuffer -> Map of `${offset}:${length}` -> { bytes, prepared }
+/** Dictionaries kept per ArrayBuffer: views cut from one long-lived buffer cannot grow the cache
+ * without bound. */
+const DICTIONARIES_PER_BUFFER = 8
+
+function preparedDictionary(value) {
+  if (value === undefined) return undefined
+  // A prepared Dictionary is taken as it is: code written for zstd-pool/zlib can skip the cache.
+  if (value instanceof core.Dictionary) return value
+  const bytes = isTypedArray(value) || isDataView(value) || isAnyArrayBuffer(value) ? asBytes(value) : undefined
+  if (bytes === undefined) {
+    throw invalidType('options.dictionary', 'an instance of Buffer, TypedArray, DataView, or ArrayBuffer', value)
+  }
+  // node:zlib loads an empty dictionary as none.
+  if (bytes.length === 0) return undefined
+  const owner = typedArrayGetters.buffer.call(bytes)
+  const key = `${typedArrayGetters.byteOffset.call(bytes)}:${bytes.length}`
+  let kept = dictionaries.get(owner)
+  const entry = kept?.get(key)
+  if (entry !== undefined && bufferCompare(entry.bytes, bytes) === 0) return entry.prepared
+  const copy = bufferFrom(bytes)
+  const prepared = new core.Dictionary(copy)
+  if (kept === undefined) {
+    kept = new Map()
+    dictionaries.set(owner, kept)
+  }
+  kept.delete(key)
+  if (kept.size >= DICTIONARIES_PER_BUFFER) kept.delete(kept.keys().next().value)
+  kept.set(key, { bytes: copy, prepared })
+  return prepared
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options, read in node:zlib's order. node:zlib ignores options that are not an object (a level
+// given as a number included: its zstd takes the level from `params` only), and so does this.
+
+/** `params` as node:zlib reads it (every own enumerable key, as a number; values numbers or
+ * booleans), as the core's `params` object: keys are checked here, values by the core, against
+ * libzstd's bounds. */
+function compressParams(params) {
+  if (!params) return undefined
+  const result = { __proto__: null }
+  let any = false
+  for (const name of Object.keys(params)) {
+    const key = +name
+    if (!COMPRESS_PARAMS.has(key) || key in result) {
+      throw invalidParam(name)
+    }
+    const value = paramValue(params[name], name)
+    // libzstd clamps a compression level to its range where it sets it (node:zlib's level 100 is
+    // 22); the core refuses one out of range. Other values go to the core as given.
+    result[key] = key === ZSTD_c_compressionLevel && Number.isInteger(value) ? clampLevel(value) : value
+    any = true
+  }
+  return any ? result : undefined
+}
+
+function paramValue(value, name) {
+  if (typeof value === 'boolean') return value ? 1 : 0
+  if (typeof value !== 'number') throw invalidType(`options.params[${name}]`, 'of type number', value)
+  return value
+}
+
+function clampLevel(value) {
+  return Math.min(Math.max(value, core.MIN_LEVEL), core.MAX_LEVEL)
+}
+
+/** The decompression `params`: windowLogMax (100) is the only one. 0 means libzstd's default. */
+function decompressParams(params) {
+  if (!params) return undefined
+  let windowLogMax
+  let seen = false
+  for (const name of Object.keys(params)) {
+    const key = +name
+    if (key !== ZSTD_d_windowLogMax || seen) throw invalidParam(name)
+    seen = true
+    const value = paramValue(params[name], name)
+    windowLogMax = value === 0 ? undefined : value
+  }
+  return windowLogMax
+}
+
+/** The options every form reads: the zstd settings, then the stream's, as node:zlib's ZlibBase does. */
+function readOptions(options, decompressing) {
+  const object = options !== null && typeof options === 'object' ? options : undefined
+  const params = decompressing ? undefined : compressParams(object?.params)
+  const windowLogMax = decompressing ? decompressParams(object?.params) : undefined
+  const dictionary = preparedDictionary(object?.dictionary)
+  const pledgedSrcSize = object?.pledgedSrcSize
+  if (pledgedSrcSize !== undefined && typeof pledgedSrcSize !== 'number') {
+    throw coded(new TypeError('pledgedSrcSize must be a number'), 'ERR_INVALID_ARG_TYPE')
+  }
+  const chunkSize = object?.chunkSize
+  let outputChunk
+  if (chunkSize !== undefined && !Number.isNaN(chunkSize)) {
+    if (typeof chunkSize !== 'number') throw invalidType('options.chunkSize', 'of type number', chunkSize)
+    if (!Number.isFinite(chunkSize)) throw outOfRange('options.chunkSize', 'a finite number', chunkSize)
+    if (chunkSize < MIN_CHUNK) throw outOfRange('options.chunkSize', `>= ${MIN_CHUNK}`, chunkSize)
+    outputChunk = Math.floor(chunkSize)
+  }
+  const flush = rangeOrDefault(object?.flush, 'options.flush', ZSTD_e_continue, ZSTD_e_end, ZSTD_e_continue)
+  rangeOrDefault(object?.finishFlush, 'options.finishFlush', ZSTD_e_continue, ZSTD_e_end, ZSTD_e_end)
+  const maxOutputLength = rangeOrDefault(object?.maxOutputLength, 'options.maxOutputLength', 1, MAX_LENGTH, MAX_LENGTH)
+  const rejectGarbageAfterEnd = object?.rejectGarbageAfterEnd
+  if (rejectGarbageAfterEnd !== undefined && typeof rejectGarbageAfterEnd !== 'boolean') {
+    throw invalidType('options.rejectGarbageAfterEnd', 'of type boolean', rejectGarbageAfterEnd)
+  }
+  // node:zlib's stream checks its signal in every form (the sync ones then ignore it).
+  const signal = object?.signal
+  if (signal !== undefined && (signal === null || typeof signal !== 'object' || !('aborted' in signal))) {
+    throw invalidType('options.signal', 'an instance of AbortSignal', signal)
+  }
+  return {
+    params,
+    windowLogMax,
+    dictionary,
+    pledgedSrcSize,
+    chunkSize: outputChunk,
+    flush,
+    // node:zlib stops once the output is longer than the limit: a fractional limit allows its floor.
+    maxOutputLength: Math.floor(maxOutputLength),
+    info: Boolean(object?.info),
+    highWaterMark: object?.highWaterMark,
+    signal,
+  }
+}
+
+/** The core's compress options. */
+function compressCore({ params, dictionary }) {
+  return { params, dictionary }
+}
+
+/** The core's decompress options. */
+function decompressCore({ windowLogMax, dictionary, maxOutputLength }) {
+  return { windowLogMax, dictionary, maxOutputLength }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams: the core's, with node:zlib's methods and options on top.
+
+/** Adds node:zlib's stream surface to one of the core's stream classes. */
+function zlibStream(Base, decompressing) {
+  return class extends Base {
+    #chunkSize
+    #flushEach
+    #head = new Uint8Array(0) // the first bytes written (decompression), to place a bad frame start
+
+    constructor(settings) {
+      super(settings.stream)
+      this.#chunkSize = settings.chunkSize
+      // Each write ends with a flush (live protocols); ZSTD_e_end is taken as a flush as well.
+      this.#flushEach = !decompressing && settings.flush !== ZSTD_e_continue
+      /** Input bytes taken so far, as node:zlib counts them. */
+      this.bytesWritten = 0
+    }
+
+    _transform(chunk, encoding, callback) {
+      if (decompressing && this.#head.length < 4 && chunk !== FLUSH) {
+        this.#head = Buffer.concat([this.#head, chunk.subarray(0, 4 - this.#head.length)])
+      }
+      super._transform(chunk, encoding, (error) => {
+        if (error) return callback(this.#translate(error))
+        this.bytesWritten += chunk.length
+        if (!this.#flushEach || chunk === FLUSH) return callback()
+        super._transform(FLUSH, encoding, (error) => callback(error && this.#translate(error)))
+      })
+    }
+
+    _flush(callback) {
+      super._flush((error) => callback(error && this.#translate(error)))
+    }
+
+    /** Splits outputs into `chunkSize` pieces when it was given (else they come as the core makes
+     * them: up to 1 MiB, where node:zlib's are 16 KiB). */
+    push(chunk, encoding) {
+      const size = this.#chunkSize
+      if (size === undefined || chunk === null || chunk.length <= size) return super.push(chunk, encoding)
+      let more = true
+      for (let offset = 0; offset < chunk.length; offset += size) more = super.push(chunk.subarray(offset, offset + size))
+      return more
+    }
+
+    /**
+     * node:zlib's flush: `kind` ZSTD_e_flush (the default) emits everything written so far as
+     * decodable data; ZSTD_e_end does the same (node:zlib ends the frame there, and starts a new
+     * one with the next write); ZSTD_e_continue only waits for the writes before it.
+     */
+    flush(kind, callback) {
+      if (typeof kind === 'function' || (kind === undefined && !callback)) {
+        callback = kind
+        kind = ZSTD_e_flush
+      }
+      kind = rangeOrDefault(kind, 'kind', ZSTD_e_continue, ZSTD_e_end, ZSTD_e_flush)
+      if (this.writableFinished) {
+        if (callback) process.nextTick(callback)
+      } else if (this.writableEnded) {
+        if (callback) this.once('end', callback)
+      } else {
+        this.write(kind === ZSTD_e_continue ? Buffer.alloc(0) : FLUSH, callback)
+      }
+    }
+
+    /** node:zlib's close: destroys the stream, `callback` called once it has finished or failed. */
+    close(callback) {
+      if (callback) finished(this, callback)
+      this.destroy()
+    }
+
+    destroy(error, callback) {
+      // A signal already aborted destroys the stream inside super(), before this class's fields
+      // and methods exist (and its error is an AbortError, which needs no translation).
+      if (!(#head in this)) return super.destroy(error, callback)
+      return super.destroy(error && this.#translate(error), callback)
+    }
+
+    #translate(error) {
+      return zlibError(error, decompressing, () => this.#head)
+    }
+  }
+}
+
+/** The core's stream options for node:zlib's `options`. */
+function streamSettings(options, decompressing) {
+  const read = readOptions(options, decompressing)
+  const stream = decompressing
+    ? { ...decompressCore(read), highWaterMark: read.highWaterMark, signal: read.signal }
+    : { ...compressCore(read), pledgedSize: read.pledgedSrcSize, highWaterMark: read.highWaterMark, signal: read.signal }
+  return { stream, chunkSize: read.chunkSize, flush: read.flush }
+}
+
+class ZstdCompress extends zlibStream(core.ZstdCompress, false) {
+  constructor(options) {
+    super(streamSettings(options, false))
+  }
+}
+
+class ZstdDecompress extends zlibStream(core.ZstdDecompress, true) {
+  constructor(options) {
+    super(streamSettings(options, true))
+  }
+}
+
+function createZstdCompress(options) {
+  return new ZstdCompress(options)
+}
+
+function createZstdDecompress(options) {
+  return new ZstdDecompress(options)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one-shot functions: the core's, which compress or decompress in one native call (on the
+// libuv threadpool for the callback forms), where node:zlib runs its stream machinery.
+
+/** node:zlib's `{ buffer, engine }` for `info: true`: the engine is a stream made with the same
+ * options, closed, that took `length` bytes. */
+function withInfo(buffer, Class, options, length) {
+  const engine = new Class(options)
+  engine.bytesWritten = length
+  engine.close()
+  return { buffer, engine }
+}
+
+/** The failure node:zlib reports when `pledgedSrcSize` is not the input's size, or undefined. */
+function pledgeBroken(read, input) {
+  if (read.pledgedSrcSize === undefined || read.pledgedSrcSize === input.length) return undefined
+  return coded(new Error('Src size is incorrect'), 'ZSTD_error_srcSize_wrong', {
+    errno: { value: constants.ZSTD_error_srcSize_wrong, writable: true, enumerable: true, configurable: true },
+  })
+}
+
+function checkOutput(output, read) {
+  if (output.length > read.maxOutputLength) throw bufferTooLarge(read.maxOutputLength)
+  return output
+}
+
+function zstdCompressSync(buffer, options) {
+  const read = readOptions(options, false)
+  const input = inputBytes(buffer)
+  const broken = pledgeBroken(read, input)
+  if (broken) throw broken
+  const output = checkOutput(
+    callCore(() => core.compressSync(input, compressCore(read))),
+    read,
+  )
+  return read.info ? withInfo(output, ZstdCompress, options, input.length) : output
+}
+
+function zstdDecompressSync(buffer, options) {
+  const read = readOptions(options, true)
+  const input = inputBytes(buffer)
+  const output = callCore(() => core.decompressSync(input, decompressCore(read)), input)
+  return read.info ? withInfo(output, ZstdDecompress, options, input.length) : output
+}
+
+/** Runs a core call, its error translated (decompression: `input` given). */
+function callCore(call, input) {
+  try {
+    return call()
+  } catch (error) {
+    throw zlibError(error, input !== undefined, () => input)
+  }
+}
+
+function zstdCompress(buffer, options, callback) {
+  if (typeof options === 'function') {
+    callback = options
+    options = {}
+  }
+  const read = readOptions(options, false)
+  if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
+  const input = inputBytes(buffer)
+  // A size pledged wrong is a failure of the compression, reported to the callback.
+  const broken = pledgeBroken(read, input)
+  settle(
+    broken ? Promise.reject(broken) : core.compress(input, { ...compressCore(read), signal: read.signal }),
+    callback,
+    (output) => {
+      checkOutput(output, read)
+      return read.info ? withInfo(output, ZstdCompress, options, input.length) : output
+    },
+    undefined,
+  )
+}
+
+function zstdDecompress(buffer, options, callback) {
+  if (typeof options === 'function') {
+    callback = options
+    options = {}
+  }
+  const read = readOptions(options, true)
+  if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
+  const input = inputBytes(buffer)
+  settle(
+    core.decompress(input, { ...decompressCore(read), signal: read.signal }),
+    callback,
+    (output) => (read.info ? withInfo(output, ZstdDecompress, options, input.length) : output),
+    input,
+  )
+}
+
+/** Calls `callback` with the outcome of `promise`, outside the Promise chain: whatever the callback
+ * throws is an uncaught exception, as with node:zlib, not an unhandled rejection. `await`, not
+ * `.then`, so that a patched `Promise.prototype.then` cannot keep the callback from being called. */
+async function settle(promise, callback, finish, input) {
+  let result
+  try {
+    result = finish(await promise)
+  } catch (error) {
+    process.nextTick(
+      callback,
+      zlibError(error, input !== undefined, () => input),
+    )
+    return
+  }
+  process.nextTick(callback, null, result)
+}
+
+module.exports = {
+  constants,
+  ZstdCompress,
+  ZstdDecompress,
+  createZstdCompress,
+  createZstdDecompress,
+  zstdCompress,
+  zstdCompressSync,
+  zstdDecompress,
+  zstdDecompressSync,
+}
