@@ -265,6 +265,11 @@ function materialize(value) {
 // The API
 
 /** Compresses `data` into one zstd frame that records its content size. */
+// The browser entry takes the level, the checksum and a dictionary; the other compression
+// parameters and patch-from are the Node entry's.
+const NO_TUNING = undefined
+const NO_PREFIX = undefined
+
 export function compressSync(data, level) {
   const input = bytes(data)
   const { level: chosen, checksum, dictionary: prepared } = compressOptions(level)
@@ -275,6 +280,8 @@ export function compressSync(data, level) {
       chosen,
       checksum,
       prepared,
+      NO_TUNING,
+      NO_PREFIX,
       Infinity,
       undefined,
     ),
@@ -292,6 +299,7 @@ export function decompressSync(data, options) {
       maxOutputLength,
       windowLogMax,
       prepared,
+      NO_PREFIX,
       Infinity,
       undefined,
     ),
@@ -308,7 +316,9 @@ export function compress(data, level) {
       options.signal,
       (cancellation) => {
         const length = staged(input, roomFor(input, compressBound(input)))
-        return shrinkStage(compressStaged(STAGE_OWNER, length, chosen, checksum, prepared, INLINE_MICROS, cancellation))
+        return shrinkStage(
+          compressStaged(STAGE_OWNER, length, chosen, checksum, prepared, NO_TUNING, NO_PREFIX, INLINE_MICROS, cancellation),
+        )
       },
     ]
   })
@@ -325,7 +335,7 @@ export function decompress(data, options) {
       (cancellation) => {
         const length = staged(input, roomFor(input, STAGE_ROOM))
         return shrinkStage(
-          decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, prepared, INLINE_MICROS, cancellation),
+          decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, prepared, NO_PREFIX, INLINE_MICROS, cancellation),
         )
       },
     ]

@@ -12,6 +12,8 @@ const os = require('node:os')
 const { types } = require('node:util')
 const { markAsUntransferable } = require('node:worker_threads')
 
+const { coded, invalidType, invalidValue, outOfRange, safely } = require('./errors.js')
+
 // Taken once, so that code patching them later cannot run in the middle of a call.
 const { isAnyArrayBuffer, isDataView, isPromise, isTypedArray, isUint8Array } = types
 const { allocUnsafeSlow } = Buffer
@@ -42,49 +44,7 @@ function loadBinding() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Errors, worded as Node's own argument errors.
-
-function describe(value) {
-  if (value === null || value === undefined) return String(value)
-  if (typeof value === 'function') return `function ${safely(() => value.name) || '<anonymous>'}`
-  if (typeof value === 'object') {
-    const name = safely(() => value.constructor?.name)
-    return name ? `an instance of ${name}` : 'an object'
-  }
-  if (typeof value === 'string') return `type string (${JSON.stringify(value.length > 28 ? `${value.slice(0, 25)}...` : value)})`
-  if (typeof value === 'symbol') return `type symbol (${String(value)})`
-  return `type ${typeof value} (${typeof value === 'bigint' ? `${value}n` : String(value)})`
-}
-
-/** Reads something a user object provides, which may throw (a getter, a Proxy trap). */
-function safely(read) {
-  try {
-    return read()
-  } catch {
-    return undefined
-  }
-}
-
-/** `error` with its `code` (and other properties) defined as its own, so that no setter on
- * `Error.prototype` runs. */
-function coded(error, code, properties) {
-  return Object.defineProperties(error, {
-    code: { value: code, writable: true, enumerable: true, configurable: true },
-    ...properties,
-  })
-}
-
-function invalidType(name, expected, value) {
-  const error = new TypeError(
-    `The "${name}" ${name.includes('.') ? 'property' : 'argument'} must be ${expected}. Received ${describe(value)}`,
-  )
-  return coded(error, 'ERR_INVALID_ARG_TYPE')
-}
-
-function outOfRange(name, expected, value) {
-  const error = new RangeError(`The value of "${name}" is out of range. It must be ${expected}. Received ${String(value)}`)
-  return coded(error, 'ERR_OUT_OF_RANGE')
-}
+// Argument checks, with Node's error codes (errors.js words them as Node does).
 
 function integer(value, name, min, max) {
   if (typeof value !== 'number') throw invalidType(name, 'of type number', value)
@@ -248,13 +208,6 @@ function namedValue(id, kind, value, name) {
     return index + 1
   }
   return parameterValue(id, value, name)
-}
-
-function invalidValue(name, expected, value) {
-  const error = new TypeError(
-    `The ${name.includes('.') ? 'property' : 'argument'} '${name}' must be ${expected}. Received ${describe(value)}`,
-  )
-  return coded(error, 'ERR_INVALID_ARG_VALUE')
 }
 
 /** The `params` option: { [ZSTD_c_* number]: value }, read once, key by key. Sets `settings`'

@@ -10,6 +10,7 @@ const { Buffer, constants: bufferConstants } = require('node:buffer')
 const { finished } = require('node:stream')
 const { types } = require('node:util')
 
+const { coded, invalidType, outOfRange, safely } = require('./errors.js')
 const core = require('./main.js')
 const { FLUSH } = require('./stream.js')
 
@@ -110,50 +111,7 @@ const MIN_CHUNK = 64
 const MAX_LENGTH = bufferConstants.MAX_LENGTH
 
 // ---------------------------------------------------------------------------------------------
-// Errors, as Node words them (its internal/errors is not reachable from a package).
-
-function describe(value) {
-  if (value === null || value === undefined) return String(value)
-  if (typeof value === 'function') return `function ${safely(() => value.name) || '<anonymous>'}`
-  if (typeof value === 'object') {
-    const name = safely(() => value.constructor?.name)
-    return name ? `an instance of ${name}` : 'an object'
-  }
-  if (typeof value === 'string') {
-    const shown = value.length > 28 ? `${value.slice(0, 25)}...` : value
-    return `type string (${shown.includes("'") ? JSON.stringify(shown) : `'${shown}'`})`
-  }
-  if (typeof value === 'symbol') return `type symbol (${String(value)})`
-  return `type ${typeof value} (${typeof value === 'bigint' ? `${value}n` : String(value)})`
-}
-
-function safely(read) {
-  try {
-    return read()
-  } catch {
-    return undefined
-  }
-}
-
-/** `error` with `code` (and any other properties) as own properties, as Node's errors have them. */
-function coded(error, code, properties) {
-  return Object.defineProperties(error, {
-    code: { value: code, writable: true, enumerable: true, configurable: true },
-    ...properties,
-  })
-}
-
-function invalidType(name, expected, value) {
-  const error = new TypeError(
-    `The "${name}" ${name.includes('.') ? 'property' : 'argument'} must be ${expected}. Received ${describe(value)}`,
-  )
-  return coded(error, 'ERR_INVALID_ARG_TYPE')
-}
-
-function outOfRange(name, expected, value) {
-  const error = new RangeError(`The value of "${name}" is out of range. It must be ${expected}. Received ${String(value)}`)
-  return coded(error, 'ERR_OUT_OF_RANGE')
-}
+// Errors: node:zlib's own, besides the argument errors of errors.js.
 
 function invalidParam(key) {
   return coded(new RangeError(`${key} is not a valid zstd parameter`), 'ERR_ZSTD_INVALID_PARAM')
@@ -195,6 +153,12 @@ function startsWithFrame(head) {
 function zlibError(error, decompressing, head) {
   if (error === null || typeof error !== 'object') return error
   const code = safely(() => error.code)
+  // A parameter value out of libzstd's bounds: node:zlib reports libzstd's refusal to set it.
+  // The core's message, which names the parameter and its bounds, is kept in this one's.
+  if (code === 'ERR_OUT_OF_RANGE' && String(safely(() => error.message)).includes('"options.params[')) {
+    const failed = new Error(`Setting parameter failed: ${error.message}`, { cause: error })
+    return coded(failed, 'ERR_ZLIB_INITIALIZATION_FAILED')
+  }
   if (decompressing && code === 'ZSTD_error_srcSize_wrong') {
     return coded(new Error('unexpected end of file', { cause: error }), 'Z_BUF_ERROR', {
       errno: { value: -5, writable: true, enumerable: true, configurable: true },
@@ -399,7 +363,11 @@ function zlibStream(Base, decompressing) {
     #head = new Uint8Array(0) // the first bytes written (decompression), to place a bad frame start
 
     constructor(settings) {
-      super(settings.stream)
+      try {
+        super(settings.stream)
+      } catch (error) {
+        throw zlibError(error, decompressing, () => new Uint8Array(0))
+      }
       this.#chunkSize = settings.chunkSize
       // Each write ends with a flush (live protocols); ZSTD_e_end is taken as a flush as well.
       this.#flushEach = !decompressing && settings.flush !== ZSTD_e_continue

@@ -1,7 +1,6 @@
 // The ES module entry of zstd-pool/zlib: the API of zlib.js as named exports (and as the default export).
-import { createRequire } from 'node:module'
-
-const zlib = createRequire(import.meta.url)('./zlib.js')
+// A static import, not createRequire, as in main.mjs: bundlers follow it.
+import zlib from './zlib.js'
 
 export const {
   constants,
