@@ -352,15 +352,21 @@ describe('frameInfo on hostile input', () => {
     const nested = new Set<FrameInfo>()
     let depth = 0
     const reenter = () => {
+      // Guarded throughout: what it calls sets array elements too (structuredClone's own, on
+      // Node 26).
       if (depth > 0) return
       depth++
       try {
         nested.add(frameInfo(other))
+        // The outer call's input goes: transferred away, its view emptied (by transfer() where
+        // there is one: structuredClone's transfer list is an array, which the setter empties).
+        const buffer = input.buffer as ArrayBuffer & { transfer?: () => ArrayBuffer }
+        if (input.byteLength === 0) return
+        if (typeof buffer.transfer === 'function') buffer.transfer()
+        else structuredClone(buffer, { transfer: [buffer] })
       } finally {
         depth--
       }
-      // The outer call's input goes: transferred away, its view emptied.
-      if (input.byteLength > 0) structuredClone(input.buffer, { transfer: [input.buffer] })
     }
     const keys = ['frames', 'frameCount', 'contentSize', 'windowSize', 'compressedSize', 'skippable', 'variant', 'checksum']
     for (const key of keys) Object.defineProperty(Object.prototype, key, { configurable: true, set: reenter })
