@@ -106,6 +106,11 @@ export declare class PreparedDictionary {
   /** The dictionary ID frames made with it record; 0 for raw content, which has none. */
   get id(): number
   get size(): number
+  /**
+   * Lets go of the native memory now rather than when the object is collected (once the calls
+   * and streams using it, which hold it too, end). Later calls with it fail.
+   */
+  release(): void
 }
 
 export declare function capabilities(): Capabilities
@@ -153,9 +158,11 @@ export declare function compress(input: Uint8Array, level: number, checksum: boo
 
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
- * `compress` would, on one threadpool thread; a Promise of their results (see `resolve`).
+ * `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
+ * the inputs large enough); a Promise of their results (see `resolve`). One copy of `prefix`
+ * serves every input.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
  * [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging

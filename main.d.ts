@@ -67,7 +67,10 @@ export interface CompressParameters {
    * strategies from `btopt` on with `windowLog` 27 or more.
    */
   enableLongDistanceMatching?: boolean
-  /** The long-distance matcher's table size, 2^ldmHashLog entries, 6 to 30. Default: `windowLog` - 7. */
+  /**
+   * The long-distance matcher's table size, 2^ldmHashLog entries of 8 bytes, 6 to 30. Default: `windowLog` - 7. Unlike the
+   * other tables, libzstd does not shrink it for a small input when it is set: 30 allocates and clears 8 GiB per call.
+   */
   ldmHashLog?: number
   /** The shortest long-distance match looked for, 4 to 4096. Default: 64. */
   ldmMinMatch?: number
@@ -79,7 +82,7 @@ export interface CompressParameters {
   contentSizeFlag?: boolean
   /** Record the dictionary's ID in frames made with one. Default: true. */
   dictIDFlag?: boolean
-  /** With `workers`: the size of each worker's job, 0 (libzstd's choice, 4 windows, at least 1 MiB) or 512 KiB to 1 GiB (512 MiB on 32-bit). */
+  /** With `workers`: the size of each worker's job, 0 (libzstd's choice, 4 windows, at least 1 MiB) or up to 1 GiB (512 MiB on 32-bit); libzstd raises sizes under 512 KiB to that. */
   jobSize?: number
   /** With `workers`: how much of the window each job re-reads from the previous one, 0 (the default) or 1 (none) to 9 (a full window). */
   overlapLog?: number
@@ -244,7 +247,12 @@ export declare class Dictionary {
   /** The dictionary ID that frames made with it record; 0 for raw content, which has none. */
   readonly id: number
   /** The dictionary's size in bytes. */
-  readonly size: number
+  readonly size: number;
+  /**
+   * Frees the native memory now instead of when the Dictionary is collected (calls and streams already using it keep it
+   * until they end); later calls with it fail with `ERR_INVALID_STATE`. `using dictionary = new Dictionary(bytes)` calls it.
+   */
+  [Symbol.dispose](): void
 }
 
 export interface TrainOptions {

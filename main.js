@@ -217,7 +217,8 @@ function numberedParameters(params, settings) {
   const tuned = new Map()
   if (object === undefined) return tuned
   for (const key of Object.keys(object)) {
-    const id = Number(key)
+    // As written, a number: not '1e2', ' 101' or '0x65', so that no two keys name one parameter.
+    const id = String(Number(key)) === key ? Number(key) : Number.NaN
     const name = `options.params[${key}]`
     const value = object[key]
     if (id === ZSTD_c_compressionLevel) settings.level = level(value, name)
@@ -312,9 +313,10 @@ function compressOptions(options, name = 'level') {
   }
   settings.dictionary = dictionary(dictionaryValue)
   settings.signal = signal(signalValue)
-  settings.prefix = prefix(prefixValue)
-  if (settings.prefix !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   settings.tuning = tuned === undefined ? undefined : tuningOf(tuned)
+  if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
+  // The view last: nothing after it runs code of the caller's (a getter, a patched global).
+  settings.prefix = prefix(prefixValue)
   return settings
 }
 
@@ -360,8 +362,9 @@ function decompressOptions(options) {
   if (windowLogMaxValue !== undefined) settings.windowLogMax = windowLogMax(windowLogMaxValue, 'options.windowLogMax')
   settings.dictionary = dictionary(dictionaryValue)
   settings.signal = signal(signalValue)
+  if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
+  // The view last: nothing after it runs code of the caller's.
   settings.prefix = prefix(prefixValue)
-  if (settings.prefix !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   return settings
 }
 
@@ -653,10 +656,14 @@ function abortError(abortSignal) {
   return coded(error, 'ABORT_ERR', { name: { value: 'AbortError', writable: true, configurable: true } })
 }
 
-/** The Promise of an async call, `start(input, settings, cancellation)` making the native call. */
-function asyncCall(start, input, settings) {
-  if (settings.signal === undefined) return settled(start(input, settings, undefined))
-  return cancellable(settings.signal, (cancellation) => start(input, settings, cancellation))
+/** The Promise of an async call on `data`, `start(input, settings, cancellation)` making the
+ * native call. With a signal, the view of `data` is taken after the abort listener is added
+ * (the signal's own code runs then), right before the native call. */
+function asyncCall(start, data, settings) {
+  if (settings.signal === undefined) return settled(start(bytes(data, 'data'), settings, undefined))
+  // Checked now, so that a wrong type is the error whatever the signal says.
+  bytes(data, 'data')
+  return cancellable(settings.signal, (cancellation) => start(bytes(data, 'data'), settings, cancellation))
 }
 
 /** Runs an async call with an AbortSignal: `start(cancellation)` makes the native call, and
@@ -713,7 +720,9 @@ function cancellable(abortSignal, start, given) {
  * an object of options; it defaults to 3.
  */
 function compressSync(data, level) {
-  return compressNow(bytes(data, 'data'), compressOptions(level))
+  // The options first: their getters may run code, which must find no view of the input taken.
+  const settings = compressOptions(level)
+  return compressNow(bytes(data, 'data'), settings)
 }
 
 /** `compressSync` of an input and options already checked. */
@@ -729,7 +738,8 @@ function compressNow(input, { level, checksum, workers, dictionary, tuning, pref
 /** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
 function compress(data, level) {
   try {
-    return asyncCall(startCompress, bytes(data, 'data'), compressOptions(level))
+    const settings = compressOptions(level)
+    return asyncCall(startCompress, data, settings)
   } catch (error) {
     return Promise.reject(error)
   }
@@ -755,7 +765,8 @@ function startCompress(input, options, cancellation) {
  * `windowLogMax`.
  */
 function decompressSync(data, options) {
-  return decompressNow(bytes(data, 'data'), decompressOptions(options))
+  const settings = decompressOptions(options)
+  return decompressNow(bytes(data, 'data'), settings)
 }
 
 /** `decompressSync` of an input and options already checked. */
@@ -773,7 +784,8 @@ function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefi
 /** Decompresses `data` off the main thread (or at once when it is small); see decompressSync. */
 function decompress(data, options) {
   try {
-    return asyncCall(startDecompress, bytes(data, 'data'), decompressOptions(options))
+    const settings = decompressOptions(options)
+    return asyncCall(startDecompress, data, settings)
   } catch (error) {
     return Promise.reject(error)
   }
@@ -813,6 +825,16 @@ class Dictionary {
   /** The dictionary's size in bytes. */
   get size() {
     return this.#prepared.size
+  }
+
+  /**
+   * Frees the dictionary's native memory now (its bytes and digested forms), instead of when it
+   * is collected; calls and streams already using it keep it until they end. Later calls with it
+   * fail (ERR_INVALID_STATE). `using dictionary = new Dictionary(bytes)` calls it at the end of
+   * the block.
+   */
+  [Symbol.dispose]() {
+    this.#prepared.release()
   }
 
   [Symbol.for('nodejs.util.inspect.custom')]() {

@@ -160,17 +160,19 @@ module.exports = function many({
    */
   function compressMany(inputs, options) {
     try {
-      const items = inputsOf(inputs)
+      // The options first: their getters may run code, which must find no view of an input taken.
       const settings = compressOptions(options, 'options')
+      const items = inputsOf(inputs)
       const { level, checksum, workers, dictionary, signal, tuning, prefix } = settings
-      if (workers > 1) {
-        // Worker threads already spread one input over the cores: one call per input.
+      if (workers > 1 && prefix === undefined) {
+        // Worker threads already spread one input over the cores: one call per input. (With a
+        // prefix, groups: each call would copy the prefix.)
         return runEach(items, signal, (input, cancellation) =>
-          binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, 0, undefined, 0, cancellation),
+          binding.compress(input, level, checksum, workers, dictionary, tuning, undefined, 0, undefined, 0, cancellation),
         )
       }
       return runGroups(items, signal, (joined, lengths, cancellation) =>
-        binding.compressBatch(joined, lengths, level, checksum, dictionary, tuning, prefix, cancellation),
+        binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, prefix, cancellation),
       )
     } catch (error) {
       return Promise.reject(error)
@@ -199,8 +201,9 @@ module.exports = function many({
    */
   function decompressMany(inputs, options) {
     try {
+      const settings = decompressOptions(options)
       const items = inputsOf(inputs)
-      const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = decompressOptions(options)
+      const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = settings
       return runGroups(items, signal, (joined, lengths, cancellation) =>
         binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, prefix, cancellation),
       )
@@ -225,15 +228,15 @@ module.exports = function many({
 
   /** `compressMany` on the calling thread: the frames, or it throws as `compressMany` rejects. */
   function compressManySync(inputs, options) {
-    const items = inputsOf(inputs)
     const settings = compressOptions(options, 'options')
+    const items = inputsOf(inputs)
     return eachSync(items, (input) => compressNow(input, settings))
   }
 
   /** `decompressMany` on the calling thread: the contents, or it throws as `decompressMany` rejects. */
   function decompressManySync(inputs, options) {
-    const items = inputsOf(inputs)
     const settings = decompressOptions(options)
+    const items = inputsOf(inputs)
     return eachSync(items, (input) => decompressNow(input, settings))
   }
 

@@ -91,6 +91,12 @@ const constants = Object.freeze({
 })
 
 const { ZSTD_e_continue, ZSTD_e_flush, ZSTD_e_end, ZSTD_c_compressionLevel, ZSTD_d_windowLogMax } = constants
+/** libzstd's ZSTD_c_targetCBlockSize, which node:zlib names no constant for, and its least
+ * (ZSTD_TARGETCBLOCKSIZE_MIN). */
+const ZSTD_c_targetCBlockSize = 130
+const MIN_TARGET_CBLOCK_SIZE = 1340
+/** libzstd's most workers (ZSTDMT_NBWORKERS_MAX) on every target. */
+const MAX_WORKERS = 200
 
 /**
  * The keys `params` takes: node:zlib's ZSTD_c_* constants, and targetCBlockSize (130), which
@@ -103,7 +109,7 @@ const COMPRESS_PARAMS = new Set([
   ...Object.keys(constants)
     .filter((name) => name.startsWith('ZSTD_c_'))
     .map((name) => constants[name]),
-  130,
+  ZSTD_c_targetCBlockSize,
 ])
 
 /** The smallest `chunkSize` node:zlib takes. */
@@ -210,15 +216,15 @@ function inputBytes(value) {
 
 // ---------------------------------------------------------------------------------------------
 // Dictionaries. node:zlib takes a dictionary's bytes and loads them into its context on every
-// call; the core takes a Dictionary, prepared once. The prepared one is kept per buffer the bytes
-// came in (their ArrayBuffer, offset and length) with a copy of the bytes, which a later call
-// compares with what is there now: a buffer rewritten in place gets a new Dictionary, not a stale
-// one. Comparing 100 KiB takes microseconds; preparing it again takes far longer.
+// call; the core takes a Dictionary, prepared once. The last few prepared are kept, each with a
+// copy of its bytes, and a call whose dictionary has the same bytes (in any buffer) takes the
+// kept one: comparing 100 KiB takes microseconds, preparing it again far longer. One pushed out
+// is disposed at once, not left to the garbage collector: a loop of sync calls with ever new
+// dictionaries (the collector's finalizers wait for the event loop to turn) stays bounded.
 
-const dictionaries = new WeakMap() // ArrayBuffer -> Map of `${offset}:${length}` -> { bytes, prepared }
-/** Dictionaries kept per ArrayBuffer: views cut from one long-lived buffer cannot grow the cache
- * without bound. */
-const DICTIONARIES_PER_BUFFER = 8
+/** Dictionaries kept, the most recently used last. */
+const kept = []
+const KEPT_DICTIONARIES = 8
 
 function preparedDictionary(value) {
   if (value === undefined) return undefined
@@ -230,20 +236,24 @@ function preparedDictionary(value) {
   }
   // node:zlib loads an empty dictionary as none.
   if (bytes.length === 0) return undefined
-  const owner = typedArrayGetters.buffer.call(bytes)
-  const key = `${typedArrayGetters.byteOffset.call(bytes)}:${bytes.length}`
-  let kept = dictionaries.get(owner)
-  const entry = kept?.get(key)
-  if (entry !== undefined && bufferCompare(entry.bytes, bytes) === 0) return entry.prepared
-  const copy = bufferFrom(bytes)
-  const prepared = new core.Dictionary(copy)
-  if (kept === undefined) {
-    kept = new Map()
-    dictionaries.set(owner, kept)
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const entry = kept[i]
+    if (entry.bytes.length !== bytes.length || bufferCompare(entry.bytes, bytes) !== 0) continue
+    kept.splice(i, 1)
+    kept.push(entry)
+    return entry.prepared
   }
-  kept.delete(key)
-  if (kept.size >= DICTIONARIES_PER_BUFFER) kept.delete(kept.keys().next().value)
-  kept.set(key, { bytes: copy, prepared })
+  const copy = bufferFrom(bytes)
+  let prepared
+  try {
+    prepared = new core.Dictionary(copy)
+  } catch (error) {
+    // node:zlib: libzstd refused to load the dictionary into its context.
+    throw coded(new Error('Initialization failed', { cause: error }), 'ERR_ZLIB_INITIALIZATION_FAILED')
+  }
+  kept.push({ bytes: copy, prepared })
+  // Calls and streams still using it hold it until they end.
+  if (kept.length > KEPT_DICTIONARIES) kept.shift().prepared[Symbol.dispose]()
   return prepared
 }
 
@@ -259,14 +269,13 @@ function compressParams(params) {
   const result = { __proto__: null }
   let any = false
   for (const name of Object.keys(params)) {
+    // The value's type first, as node:zlib checks it.
+    const value = paramValue(params[name], name)
     const key = +name
     if (!COMPRESS_PARAMS.has(key) || key in result) {
       throw invalidParam(name)
     }
-    const value = paramValue(params[name], name)
-    // libzstd clamps a compression level to its range where it sets it (node:zlib's level 100 is
-    // 22); the core refuses one out of range. Other values go to the core as given.
-    result[key] = key === ZSTD_c_compressionLevel && Number.isInteger(value) ? clampLevel(value) : value
+    result[key] = Number.isInteger(value) ? clamped(key, value) : value
     any = true
   }
   return any ? result : undefined
@@ -278,34 +287,45 @@ function paramValue(value, name) {
   return value
 }
 
-function clampLevel(value) {
-  return Math.min(Math.max(value, core.MIN_LEVEL), core.MAX_LEVEL)
+/** What libzstd makes of `value` where it raises or lowers it rather than refusing it (so that
+ * node:zlib takes it): the level to its range (node:zlib's level 100 is 22), targetCBlockSize up
+ * to its least, the workers down to their most (the core caps them at the cores anyway). The
+ * core refuses these out of range; other values go to it as given. */
+function clamped(key, value) {
+  if (key === ZSTD_c_compressionLevel) return Math.min(Math.max(value, core.MIN_LEVEL), core.MAX_LEVEL)
+  if (key === ZSTD_c_targetCBlockSize && value > 0) return Math.max(value, MIN_TARGET_CBLOCK_SIZE)
+  if (key === constants.ZSTD_c_nbWorkers && value > MAX_WORKERS) return MAX_WORKERS
+  return value
 }
 
-/** The decompression `params`: windowLogMax (100) is the only one. 0 means libzstd's default. */
+/** The decompression `params`, as the core's: windowLogMax (100) is the only one, checked by
+ * the core against its bounds. 0 means libzstd's default. */
 function decompressParams(params) {
   if (!params) return undefined
   let windowLogMax
   let seen = false
   for (const name of Object.keys(params)) {
+    const value = paramValue(params[name], name)
     const key = +name
     if (key !== ZSTD_d_windowLogMax || seen) throw invalidParam(name)
     seen = true
-    const value = paramValue(params[name], name)
-    windowLogMax = value === 0 ? undefined : value
+    windowLogMax = value
   }
-  return windowLogMax
+  return windowLogMax === undefined || windowLogMax === 0 ? undefined : { [ZSTD_d_windowLogMax]: windowLogMax }
 }
 
 /** The options every form reads: the zstd settings, then the stream's, as node:zlib's ZlibBase does. */
 function readOptions(options, decompressing) {
   const object = options !== null && typeof options === 'object' ? options : undefined
-  const params = decompressing ? undefined : compressParams(object?.params)
-  const windowLogMax = decompressing ? decompressParams(object?.params) : undefined
+  const params = decompressing ? decompressParams(object?.params) : compressParams(object?.params)
   const dictionary = preparedDictionary(object?.dictionary)
   const pledgedSrcSize = object?.pledgedSrcSize
-  if (pledgedSrcSize !== undefined && typeof pledgedSrcSize !== 'number') {
-    throw coded(new TypeError('pledgedSrcSize must be a number'), 'ERR_INVALID_ARG_TYPE')
+  if (pledgedSrcSize !== undefined) {
+    if (typeof pledgedSrcSize !== 'number') throw coded(new TypeError('pledgedSrcSize must be a number'), 'ERR_INVALID_ARG_TYPE')
+    if (pledgedSrcSize < 0) throw coded(new RangeError('pledgedSrcSize must be non-negative'), 'ERR_OUT_OF_RANGE')
+    if (!Number.isSafeInteger(pledgedSrcSize)) {
+      throw coded(new RangeError('pledgedSrcSize must be a safe integer'), 'ERR_OUT_OF_RANGE')
+    }
   }
   const chunkSize = object?.chunkSize
   let outputChunk
@@ -329,7 +349,6 @@ function readOptions(options, decompressing) {
   }
   return {
     params,
-    windowLogMax,
     dictionary,
     pledgedSrcSize,
     chunkSize: outputChunk,
@@ -348,8 +367,8 @@ function compressCore({ params, dictionary }) {
 }
 
 /** The core's decompress options. */
-function decompressCore({ windowLogMax, dictionary, maxOutputLength }) {
-  return { windowLogMax, dictionary, maxOutputLength }
+function decompressCore({ params, dictionary, maxOutputLength }) {
+  return { params, dictionary, maxOutputLength }
 }
 
 // ---------------------------------------------------------------------------------------------

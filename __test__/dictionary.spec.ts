@@ -2,9 +2,20 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { buffer as collect } from 'node:stream/consumers'
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, Dictionary, decompress, decompressSync, trainDictionary } from 'zstd-pool'
+import {
+  compress,
+  compressSync,
+  createCompressStream,
+  createDecompressStream,
+  Dictionary,
+  decompress,
+  decompressSync,
+  trainDictionary,
+} from 'zstd-pool'
 import { jsonRecords, skipWithoutZstdCli, wasi } from './helpers'
 
 const training = jsonRecords(3000, 1)
@@ -31,6 +42,27 @@ describe('trainDictionary and Dictionary', () => {
       expect(decompressSync(frame, { dictionary }).equals(record)).toBe(true)
       expect((await decompress(frame, { dictionary })).equals(record)).toBe(true)
     }
+  })
+
+  it('free their native memory when disposed: calls already running keep it, later calls fail', async () => {
+    const bytes = trainDictionary(training, { size: 4096 })
+    const disposable = new Dictionary(bytes)
+    const again = new Dictionary(bytes)
+    const records = Buffer.concat(heldOut)
+    const frame = compressSync(heldOut[0], { dictionary: disposable })
+    const running = compress(records, { dictionary: disposable, level: 19 })
+    const stream = Readable.from([records]).pipe(createCompressStream({ dictionary: disposable }))
+    disposable[Symbol.dispose]()
+    expect(decompressSync(await running, { dictionary: again }).equals(records)).toBe(true)
+    expect(decompressSync(await collect(stream), { dictionary: again }).equals(records)).toBe(true)
+    expect([disposable.id, disposable.size]).toEqual([again.id, again.size])
+    const disposed = expect.objectContaining({ code: 'ERR_INVALID_STATE', message: expect.stringMatching(/disposed/) }) as Error
+    expect(() => compressSync(heldOut[0], { dictionary: disposable })).toThrowError(disposed)
+    expect(() => decompressSync(frame, { dictionary: disposable })).toThrowError(disposed)
+    await expect(compress(heldOut[0], { dictionary: disposable })).rejects.toThrowError(disposed)
+    expect(() => createDecompressStream({ dictionary: disposable })).toThrowError(disposed)
+    // Twice is no different from once.
+    disposable[Symbol.dispose]()
   })
 
   it('fail clearly without the dictionary or with another one, naming the ID the frame needs', async () => {

@@ -209,6 +209,10 @@ describe('compression parameters', () => {
       [{ params: { 101: 40 } }, rangeError('ERR_OUT_OF_RANGE')],
       [{ params: { 100: 99 } }, rangeError('ERR_OUT_OF_RANGE')],
       [{ params: 5 }, typeError('ERR_INVALID_ARG_TYPE')],
+      // Keys as written numbers only, so that no two name one parameter.
+      [{ params: { '1e2': 5 } }, rangeError('ERR_ZSTD_INVALID_PARAM')],
+      [{ params: { ' 101': 20 } }, rangeError('ERR_ZSTD_INVALID_PARAM')],
+      [{ params: { '0x65': 20 } }, rangeError('ERR_ZSTD_INVALID_PARAM')],
     ]
     for (const [options, error] of cases) {
       expect(() => compressSync(text, options), JSON.stringify(options)).toThrowError(error as Error)
@@ -218,6 +222,24 @@ describe('compression parameters', () => {
     // 0 asks for libzstd's default, as zstd.h says; the named option wins over `params`.
     expect(compressSync(text, { windowLog: 0, strategy: 0, minMatch: 0 }).equals(compressSync(text))).toBe(true)
     expect(compressSync(text, { params: { 100: 1 }, level: 3 }).equals(compressSync(text))).toBe(true)
+  })
+
+  it.skipIf(wasi)('never run on the event loop when they make libzstd clear a large table: ldmHashLog', async () => {
+    // libzstd sizes its tables down to a small input, but not the long-distance matcher's when
+    // ldmHashLog is set (2^20 entries: 8 MiB cleared, even for a kilobyte): such a call takes the
+    // threadpool, where a plain kilobyte runs on the spot. async_hooks sees the work queued.
+    const { createHook } = await import('node:async_hooks')
+    const queued: string[] = []
+    const hook = createHook({ init: (_id, type) => void (type.startsWith('zstd-pool') && queued.push(type)) }).enable()
+    try {
+      await compress(text.subarray(0, 1024))
+      expect(queued).toEqual([])
+      const frame = await compress(text.subarray(0, 1024), { enableLongDistanceMatching: true, ldmHashLog: 20 })
+      expect(queued).toEqual(['zstd-pool:compress'])
+      expect(decompressSync(frame).equals(text.subarray(0, 1024))).toBe(true)
+    } finally {
+      hook.disable()
+    }
   })
 
   it('read each option once, in order, and call no getter twice', () => {

@@ -4,11 +4,10 @@
 // the drop-in's own behaviour is still checked. Where the two differ on purpose, the test says so,
 // asserts what the drop-in does, and a comment says what node:zlib does and why we differ.
 //
-// Tests marked [params] exercise the core's `params` option (landing in main.js): they fail until
-// it is there.
+// Tests marked [params] exercise the core's `params` option.
 
 import { spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { createHash, randomFillSync } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { Readable, Writable } from 'node:stream'
@@ -357,6 +356,20 @@ describe('zstd-pool/zlib on its own', () => {
   })
 
   describe('dictionaries', () => {
+    it('stay bounded in memory in a loop of sync calls, each with a new dictionary', () => {
+      // node:zlib loads the bytes into its context per call; the drop-in prepares a Dictionary
+      // and keeps the last few, disposing of the one pushed out at once (the garbage collector's
+      // finalizers would wait for the event loop to turn: about 450 KB a call until then).
+      const bytes = Buffer.alloc(16384)
+      const rss = () => process.memoryUsage().rss
+      const before = rss()
+      for (let i = 0; i < 2000; i++) {
+        randomFillSync(bytes)
+        zlib.zstdCompressSync('hello world', { dictionary: bytes })
+      }
+      expect(rss() - before).toBeLessThan(200 << 20)
+    })
+
     const records = jsonRecords(3000)
     const trained = trainDictionary(records, { size: 8192 })
     const data = Buffer.concat(records.slice(0, 40))
@@ -836,7 +849,7 @@ describe.skipIf(!nodeHasZstd)('zstd-pool/zlib against node:zlib', () => {
 
   describe('[params] compression parameters (the core params option)', () => {
     const { ZSTD_c_compressionLevel, ZSTD_c_checksumFlag, ZSTD_c_windowLog, ZSTD_c_strategy, ZSTD_btultra2 } = constants
-    const { ZSTD_c_enableLongDistanceMatching, ZSTD_c_contentSizeFlag, ZSTD_c_dictIDFlag } = constants
+    const { ZSTD_c_enableLongDistanceMatching, ZSTD_c_contentSizeFlag, ZSTD_c_dictIDFlag, ZSTD_d_windowLogMax } = constants
 
     it.skipIf(!sameLibzstd)('make the same frames as in node:zlib', () => {
       for (const params of [
@@ -858,10 +871,32 @@ describe.skipIf(!nodeHasZstd)('zstd-pool/zlib against node:zlib', () => {
       // node:zlib: unknown key (NaN, negative, above 402, or given twice): RangeError
       // ERR_ZSTD_INVALID_PARAM; a value neither number nor boolean: TypeError ERR_INVALID_ARG_TYPE;
       // a value libzstd refuses (windowLog 5 or 40, strategy 10): Error ERR_ZLIB_INITIALIZATION_FAILED.
-      for (const params of [{ 999: 1 }, { 100: '3' }, { [ZSTD_c_windowLog]: 40 }, { [ZSTD_c_strategy]: 10 }]) {
+      for (const params of [{ 999: 1 }, { 100: '3' }, { [ZSTD_c_windowLog]: 40 }, { [ZSTD_c_strategy]: 10 }, 'x']) {
         const ours = syncOutcome(() => zlib.zstdCompressSync(text, { params } as any))
-        expect(ours, JSON.stringify(params)).toEqual(syncOutcome(() => node.zstdCompressSync(text, { params })))
+        expect(ours, JSON.stringify(params)).toEqual(syncOutcome(() => node.zstdCompressSync(text, { params } as any)))
       }
+      // What libzstd raises or lowers rather than refuses, node:zlib takes.
+      for (const params of [{ 130: 1 }, { 130: 2000 }, { 400: 300 }, { 100: 100 }]) {
+        const ours = syncOutcome(() => zlib.zstdCompressSync(text, { params } as any))
+        expect(ours.error, JSON.stringify(params)).toBeUndefined()
+        expect(syncOutcome(() => node.zstdCompressSync(text, { params })).error, JSON.stringify(params)).toBeUndefined()
+      }
+      const frame = node.zstdCompressSync(text)
+      for (const params of [{ [ZSTD_d_windowLogMax]: 9 }, { [ZSTD_d_windowLogMax]: 32 }]) {
+        const ours = syncOutcome(() => zlib.zstdDecompressSync(frame, { params }))
+        expect(ours, JSON.stringify(params)).toEqual(syncOutcome(() => node.zstdDecompressSync(frame, { params })))
+        expect(syncOutcome(() => zlib.createZstdDecompress({ params }))).toEqual(
+          syncOutcome(() => node.createZstdDecompress({ params })),
+        )
+      }
+      for (const pledgedSrcSize of [-1, 2.5, Number.NaN, 2 ** 53]) {
+        const ours = syncOutcome(() => zlib.zstdCompressSync(text, { pledgedSrcSize }))
+        expect(ours, String(pledgedSrcSize)).toEqual(syncOutcome(() => node.zstdCompressSync(text, { pledgedSrcSize })))
+      }
+      // A dictionary libzstd cannot load: its tables are corrupt.
+      const corrupt = Buffer.concat([Buffer.from([0x37, 0xa4, 0x30, 0xec, 1, 2, 3, 4]), Buffer.alloc(200, 0xff)])
+      const ours = syncOutcome(() => zlib.zstdDecompressSync(frame, { dictionary: corrupt }))
+      expect(ours).toEqual(syncOutcome(() => node.zstdDecompressSync(frame, { dictionary: corrupt })))
     })
   })
 })

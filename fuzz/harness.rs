@@ -205,6 +205,7 @@ pub fn failure_kind(failure: &Failure) -> String {
     | Failure::StepInProgress
     | Failure::Unsupported(_)
     | Failure::BadDictionary(_)
+    | Failure::DictionaryReleased
     | Failure::TrainingFailed { .. }
     | Failure::Napi(_)
     | Failure::Panicked => panic!("a decode failed with {failure:?}, which decoding never may"),

@@ -134,7 +134,9 @@ impl node::Job for CompressBatch {
 }
 
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
-/// `compress` would, on one threadpool thread; a Promise of their results (see `resolve`).
+/// `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
+/// the inputs large enough); a Promise of their results (see `resolve`). One copy of `prefix`
+/// serves every input.
 #[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
@@ -143,12 +145,13 @@ pub fn compress_batch(
   lengths: &[u32],
   level: i32,
   checksum: bool,
+  workers: u32,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
   prefix: Option<&[u8]>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let queued = CompressCall::new(level, checksum, 0, tuning, dictionary).and_then(|call| {
+  let queued = CompressCall::new(level, checksum, workers, tuning, dictionary).and_then(|call| {
     // Small batches share the lanes with single calls in flight (see `lanes.rs`): a group's
     // results are settled while the next group runs.
     let prefix_len = prefix.map_or(0, <[u8]>::len);
@@ -206,8 +209,8 @@ pub fn decompress_batch(
   prefix: Option<&[u8]>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix);
-  let queued = prefix.map(owned).transpose().and_then(|prefix| {
+  let queued = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix).and_then(|call| {
+    let prefix = prefix.map(owned).transpose()?;
     let items = Items::new(inputs, lengths)?;
     node::queue(&env, DecompressBatch { items, prefix, call }, cancellation)
   });

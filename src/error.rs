@@ -34,6 +34,8 @@ pub enum Failure {
   BadDictionary(&'static str),
   /// Training found too little to learn from.
   TrainingFailed { samples: usize, bytes: usize, size: usize },
+  /// A call was given a dictionary whose memory was released (`Dictionary`'s dispose).
+  DictionaryReleased,
   /// A frame needs another dictionary than the one given (or one, and none was given).
   DictionaryMismatch { needed: u32, given: Option<u32> },
   /// A Node-API call failed: the environment is unusable (for example, shutting down).
@@ -108,6 +110,9 @@ impl Failure {
           None => format!("zstd: the frame needs dictionary {needed}; pass it as the dictionary option"),
         },
       ),
+      Failure::DictionaryReleased => {
+        (Error, "ERR_INVALID_STATE", "zstd-pool: this Dictionary was disposed: its memory is gone".to_owned())
+      }
       Failure::StreamEnded => {
         (Error, "ERR_STREAM_WRITE_AFTER_END", "zstd-pool: this stream has ended or failed, and takes no more input".to_owned())
       }

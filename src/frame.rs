@@ -97,8 +97,12 @@ pub fn walk(input: &[u8], max_details: usize) -> std::result::Result<Frames, Fai
 /// The frame that `bytes` start with.
 fn frame_at(bytes: &[u8]) -> std::result::Result<Frame, Failure> {
   let header = header(bytes)?;
-  let compressed_size = zstd_safe::find_frame_compressed_size(bytes).map_err(walk_error)?;
   if header.frameType == ZSTD_FrameType_e::ZSTD_skippableFrame {
+    // Its 8-byte header and the payload it declares, which must be there: a payload cut short
+    // is truncated input, as decompressing says (libzstd's own walk refuses a declared size
+    // whose sum with the header passes 2^32 as an unsupported parameter instead).
+    let compressed_size = usize::try_from(8 + header.frameContentSize).ok().filter(|&size| size <= bytes.len());
+    let compressed_size = compressed_size.ok_or(Failure::Truncated)?;
     return Ok(Frame {
       // libzstd gives a skippable frame's magic variant as its dictionary ID.
       kind: Kind::Skippable { variant: header.dictID },
@@ -111,6 +115,7 @@ fn frame_at(bytes: &[u8]) -> std::result::Result<Frame, Failure> {
   }
   // libzstd reads a declared size of 2^64 - 1 as its "unknown" sentinel; the descriptor says
   // whether the header holds a size at all (its size field, or a single segment's 1-byte one).
+  let compressed_size = zstd_safe::find_frame_compressed_size(bytes).map_err(walk_error)?;
   let descriptor = bytes.get(4).copied().unwrap_or(0);
   let records_size = descriptor >> 6 != 0 || descriptor & 0x20 != 0;
   Ok(Frame {
@@ -367,8 +372,9 @@ mod tests {
     let mut input = skippable(0, b"abc");
     input[4..8].copy_from_slice(&1000u32.to_le_bytes());
     assert_eq!(code(walk(&input, 10)), "ZSTD_error_srcSize_wrong");
-    // So long that its length with its header overflows 32 bits.
+    // So long that its length with its header overflows 32 bits: cut short too, as decompressing
+    // says (libzstd's own walk calls it an unsupported parameter).
     input[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
-    assert_eq!(code(walk(&input, 10)), "ZSTD_error_frameParameter_unsupported");
+    assert_eq!(code(walk(&input, 10)), "ZSTD_error_srcSize_wrong");
   }
 }

@@ -33,7 +33,7 @@ pub mod stream;
 pub mod sweep;
 
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -133,7 +133,10 @@ pub fn capabilities() -> Capabilities {
 /// so that garbage dictionaries are collected as their size warrants, and given back when it is.
 #[napi(custom_finalize)]
 pub struct PreparedDictionary {
-  prepared: Arc<Prepared>,
+  /// `None` once released: calls already running hold the dictionary by their own `Arc`.
+  prepared: Mutex<Option<Arc<Prepared>>>,
+  id: u32,
+  size: usize,
   /// What V8 has been told this holds.
   reported: AtomicI64,
 }
@@ -144,7 +147,8 @@ impl PreparedDictionary {
   #[napi(constructor)]
   pub fn new(env: Env, bytes: &[u8]) -> Result<Self> {
     let prepared = node::guarded(|| Prepared::new(owned(bytes)?)).map_err(|failure| node::throw(&env, failure))?;
-    let dictionary = Self { prepared: Arc::new(prepared), reported: AtomicI64::new(0) };
+    let (id, size) = (prepared.id(), prepared.bytes().len());
+    let dictionary = Self { prepared: Mutex::new(Some(Arc::new(prepared))), id, size, reported: AtomicI64::new(0) };
     dictionary.report(&env);
     Ok(dictionary)
   }
@@ -152,21 +156,38 @@ impl PreparedDictionary {
   /// The dictionary ID frames made with it record; 0 for raw content, which has none.
   #[napi(getter)]
   pub fn id(&self) -> u32 {
-    self.prepared.id()
+    self.id
   }
 
   #[napi(getter)]
   pub fn size(&self) -> f64 {
-    self.prepared.bytes().len() as f64
+    self.size as f64
+  }
+
+  /// Lets go of the native memory now rather than when the object is collected (once the calls
+  /// and streams using it, which hold it too, end). Later calls with it fail.
+  #[napi]
+  pub fn release(&self, env: Env) {
+    drop(self.take());
+    self.report(&env);
   }
 }
 
 impl PreparedDictionary {
+  fn take(&self) -> Option<Arc<Prepared>> {
+    self.prepared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+  }
+
+  fn get(&self) -> Option<Arc<Prepared>> {
+    self.prepared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+  }
+
   /// Tells V8 what the dictionary holds now, if that changed (a compression call at a new level
-  /// adds a digested form, maybe in place of another). Called by compression calls once their
-  /// input is no longer needed: a form built on the threadpool is reported by the next call.
+  /// adds a digested form, maybe in place of another; a release gives it all back). Called by
+  /// compression calls once their input is no longer needed: a form built on the threadpool is
+  /// reported by the next call.
   pub(crate) fn report(&self, env: &Env) {
-    let now = self.prepared.memory() as i64;
+    let now = self.get().map_or(0, |prepared| prepared.memory() as i64);
     let before = self.reported.swap(now, Ordering::Relaxed);
     if now != before {
       // Failing to tell V8 leaves only its estimate off: nothing to report to the caller.
@@ -181,8 +202,9 @@ impl napi::bindgen_prelude::ObjectFinalize for PreparedDictionary {
   }
 }
 
-pub(crate) fn prepared(dictionary: Option<&PreparedDictionary>) -> Option<Arc<Prepared>> {
-  dictionary.map(|dictionary| dictionary.prepared.clone())
+/// The dictionary a call uses, held for the call; a released one fails the call.
+pub(crate) fn prepared(dictionary: Option<&PreparedDictionary>) -> std::result::Result<Option<Arc<Prepared>>, Failure> {
+  dictionary.map(|dictionary| dictionary.get().ok_or(Failure::DictionaryReleased)).transpose()
 }
 
 /// A copy of an input, for work that runs after the call returns.
@@ -261,7 +283,7 @@ impl CompressCall {
   ) -> std::result::Result<Self, Failure> {
     let tuning = tuning.map(compress::Tuning::from_pairs).transpose()?.unwrap_or_default();
     let params = CompressParams { level, checksum, workers: mt::effective_workers(workers), tuning };
-    Ok(Self { params, dictionary: prepared(dictionary) })
+    Ok(Self { params, dictionary: prepared(dictionary)? })
   }
 
   #[allow(clippy::too_many_arguments)]
@@ -316,8 +338,12 @@ impl CompressCall {
     if self.multithreaded(len) {
       return f64::INFINITY;
     }
+    // libzstd sizes its tables down to a small input, but not the long-distance matcher's when
+    // `ldmHashLog` is set: 8 bytes an entry, allocated and cleared at about 5 GB/s (2^28 entries
+    // took 1.6 s for 1 KiB).
+    let ldm_table = self.params.tuning.get(compress::param::LDM_HASH_LOG).map_or(0.0, |log| (8u64 << log) as f64 / 5000.0);
     // A prefix is indexed as the input is.
-    6.0 + passes * (len + prefix_len) as f64 / bytes_per_micro
+    6.0 + ldm_table + passes * (len + prefix_len) as f64 / bytes_per_micro
   }
 
   /// Compresses `input` into `output`, which has room for `compress_bound(input.len())` bytes,
@@ -444,8 +470,9 @@ pub fn decompress(
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix);
-  call.run(&env, input, prefix, inline_micros, slab, slab_offset, cancellation).map_err(|failure| node::throw(&env, failure))
+  DecompressCall::new(max_output_length, window_log_max, dictionary, prefix)
+    .and_then(|call| call.run(&env, input, prefix, inline_micros, slab, slab_offset, cancellation))
+    .map_err(|failure| node::throw(&env, failure))
 }
 
 /// [`decompress`] under WASI, as [`compress_staged`] is [`compress`].
@@ -465,8 +492,9 @@ pub fn decompress_staged(
   let Some((input, slab, offset)) = staging::staged(owner, input_length) else {
     return Err(node::throw(&env, Failure::Napi("no staged input")));
   };
-  let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix);
-  call.run(&env, input, prefix, inline_micros, Some(slab), offset, cancellation).map_err(|failure| node::throw(&env, failure))
+  DecompressCall::new(max_output_length, window_log_max, dictionary, prefix)
+    .and_then(|call| call.run(&env, input, prefix, inline_micros, Some(slab), offset, cancellation))
+    .map_err(|failure| node::throw(&env, failure))
 }
 
 pub(crate) struct DecompressCall {
@@ -481,14 +509,14 @@ impl DecompressCall {
     window_log_max: u32,
     dictionary: Option<&PreparedDictionary>,
     prefix: Option<&[u8]>,
-  ) -> Self {
+  ) -> std::result::Result<Self, Failure> {
     let window_log_max = match prefix {
       Some(prefix) => decompress::window_log_max_for_prefix(window_log_max, prefix.len()),
       None => window_log_max,
     };
     // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
     let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
-    Self { limits, dictionary: prepared(dictionary) }
+    Ok(Self { limits, dictionary: prepared(dictionary)? })
   }
 
   /// What frames decode against: the prefix, or the dictionary (`main.js` never gives both).

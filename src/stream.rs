@@ -425,7 +425,7 @@ impl CompressSession {
     let state = node::guarded(|| {
       let tuning = tuning.map(Tuning::from_pairs).transpose()?.unwrap_or_default();
       let params = CompressParams { level, checksum, workers: 0, tuning };
-      CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary))
+      CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)?)
     });
     if let Some(dictionary) = dictionary {
       dictionary.report(&env);
@@ -472,7 +472,7 @@ impl DecompressSession {
   #[napi(constructor)]
   pub fn new(env: Env, max_output_length: f64, window_log_max: u32, dictionary: Option<&PreparedDictionary>) -> Result<Self> {
     let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
-    node::guarded(|| DecompressState::new(limits, prepared(dictionary)))
+    node::guarded(|| DecompressState::new(limits, prepared(dictionary)?))
       .map(|state| Self { session: Session::new(state) })
       .map_err(|failure| node::throw(&env, failure))
   }
