@@ -542,7 +542,16 @@ describe('zstd-pool/zlib on its own', () => {
       process.on('unhandledRejection', () => caught.push('unhandled rejection'))
       zlib.zstdCompress('data', () => { calls++; throw new Error('from the callback') })
       zlib.zstdDecompress(Buffer.from('not zstd'), () => { calls++; throw new Error('from the error callback') })
-      setTimeout(() => console.log(JSON.stringify({ calls, caught })), 200)
+      // Printed once both have been called, or after 10 s (the WebAssembly build starts slowly).
+      const started = Date.now()
+      const check = setInterval(() => {
+        if (caught.length < 2 && Date.now() - started < 10_000) return
+        clearInterval(check)
+        setTimeout(() => {
+          console.log(JSON.stringify({ calls, caught }))
+          process.exit(0)
+        }, 50)
+      }, 10)
     `
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
     expect(JSON.parse(child.stdout)).toEqual({ calls: 2, caught: ['from the callback', 'from the error callback'] })
