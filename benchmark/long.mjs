@@ -61,8 +61,10 @@ function compare(label, data, options, args, decodeOptions = {}, decodeArgs = []
   const theirs = readFileSync(output)
   const theirsDecompressMs = time(() => zstd(['-d', ...decodeArgs, output, '-o', path('decoded')]))
   if (!readFileSync(path('decoded')).equals(data)) throw new Error(`${label}: the tool's frame does not decode`)
+  // The reference's path, as the file name alone.
+  const shown = args.map((arg) => arg.replace(`${directory}/`, ''))
   row(
-    `${label}: zstd ${args.join(' ')}`,
+    `${label}: zstd ${shown.join(' ')}`,
     theirs.length,
     (data.length / theirs.length).toFixed(1),
     mbps(data.length, theirsMs),
