@@ -350,7 +350,7 @@ function decompressOptions(options) {
   // `params` as node:zlib takes it: { [ZSTD_d_windowLogMax]: value }; the named option wins.
   const numbered = optionsObject(params, 'options.params', 'an object keyed by ZSTD_d_* numbers')
   for (const key of numbered === undefined ? [] : Object.keys(numbered)) {
-    if (Number(key) !== ZSTD_d_windowLogMax) {
+    if (key !== String(ZSTD_d_windowLogMax)) {
       throw coded(new RangeError(`${key} is not a valid zstd parameter`), 'ERR_ZSTD_INVALID_PARAM')
     }
     const value = numbered[key]

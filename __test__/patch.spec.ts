@@ -104,6 +104,8 @@ describe('patch-from: the prefix option', () => {
     }
     expect(decompressSync(compressSync('ascii text', { prefix: 'ascii' }), { prefix: 'ascii' }).toString()).toBe('ascii text')
     expect(text.length).toBe(old.length)
+    // An empty prefix is none.
+    expect(compressSync(updated, { prefix: '' }).equals(compressSync(updated))).toBe(true)
 
     // The prefix is copied when an async call starts: changing it afterwards changes nothing.
     const changing = Buffer.from(old)

@@ -356,6 +356,8 @@ impl CompressCall {
     output: &mut C,
   ) -> std::result::Result<usize, Failure> {
     let mut params = self.params;
+    // An empty prefix is none: it would only size the window for the input alone.
+    let prefix = prefix.filter(|prefix| !prefix.is_empty());
     if let Some(prefix) = prefix {
       params.tuning = compress::tuning_for_prefix(params.level, params.tuning, prefix.len(), input.len());
     }
