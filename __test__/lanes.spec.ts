@@ -51,10 +51,11 @@ describe('many async calls in flight', () => {
       expect(decompressed[i].equals(input), `decompress ${i}`).toBe(true)
     })
     // 600 calls: a work item each before lanes; now a few drainers, and a work item for a call
-    // that found none other in flight.
+    // that found none other in flight (more of those on a loaded machine, whose lanes drain
+    // between the calls issued: 85 seen there, 20 to 40 otherwise).
     const queued = [...types].filter(([type]) => type !== 'zstd-pool:lanes').reduce((sum, [, count]) => sum + count, 0)
     expect(types.get('zstd-pool:lane')).toBeGreaterThan(0)
-    expect(queued).toBeLessThan(60)
+    expect(queued).toBeLessThan(150)
   })
 
   it('keep each failure to its own call', async () => {
@@ -83,10 +84,11 @@ describe('many async calls in flight', () => {
 
   it.skipIf(wasi)('cancel queued calls whose signal is aborted: they never run', async () => {
     // Calls that keep the lanes busy for a while (each about 1 ms of work by libzstd's estimate,
-    // small enough for the lanes), then calls queued behind them, each with a signal, aborted
-    // at once.
+    // small enough for the lanes; 400 of them, so that a main thread descheduled for a while on
+    // a loaded machine still aborts the rest before the lanes get to them), then calls queued
+    // behind them, each with a signal, aborted at once.
     const heavy = textOfLength(96 << 10)
-    const busy = Array.from({ length: 120 }, () => compress(heavy, 6))
+    const busy = Array.from({ length: 400 }, () => compress(heavy, 6))
     const controllers = Array.from({ length: 200 }, () => new AbortController())
     const before = poolStats().compressors
     const calls = controllers.map((controller, i) => compress(heavy.subarray(i), { level: 6, signal: controller.signal }))
@@ -100,7 +102,7 @@ describe('many async calls in flight', () => {
     await new Promise((resolve) => setTimeout(resolve, 50))
     const after = poolStats().compressors
     // The busy calls ran (some of them before `before` was read); the aborted ones did not.
-    expect(after.created + after.reused - before.created - before.reused).toBeLessThanOrEqual(120)
+    expect(after.created + after.reused - before.created - before.reused).toBeLessThanOrEqual(400)
   })
 
   it.skipIf(wasi)('cancel a call whose signal is aborted by JavaScript that runs while it is queued', async () => {
