@@ -16,10 +16,11 @@ module.exports = function frames({ binding, bytes, integer, optionsObject, ownMe
    * the calling thread; fails as decompressing would on input that is not whole frames.
    */
   function frameInfo(data, options) {
-    const input = bytes(data, 'data')
+    // The options first: their getters may run code, which must find no view of the input taken.
     const object = optionsObject(options, 'options', 'an object of frameInfo options')
     const maxFrames = object?.maxFrames
     const max = maxFrames === undefined ? DEFAULT_MAX_FRAMES : integer(maxFrames, 'options.maxFrames', 0, MAX_ARRAY_LENGTH)
+    const input = bytes(data, 'data')
     // Under WASI, only the view's bytes are copied into the module, not its whole ArrayBuffer.
     return binding.frameInfo(ownMemory(input), max)
   }

@@ -132,7 +132,14 @@ function signal(value) {
   return value
 }
 
+/** The prefix option as given, its type checked: its view is taken by `prefixView` right
+ * before the native call, after anything that can run the caller's code. */
 function prefix(value) {
+  if (value !== undefined) bytes(value, 'options.prefix')
+  return value
+}
+
+function prefixView(value) {
   return value === undefined ? undefined : bytes(value, 'options.prefix')
 }
 
@@ -315,7 +322,6 @@ function compressOptions(options, name = 'level') {
   settings.signal = signal(signalValue)
   settings.tuning = tuned === undefined ? undefined : tuningOf(tuned)
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
-  // The view last: nothing after it runs code of the caller's (a getter, a patched global).
   settings.prefix = prefix(prefixValue)
   return settings
 }
@@ -363,7 +369,6 @@ function decompressOptions(options) {
   settings.dictionary = dictionary(dictionaryValue)
   settings.signal = signal(signalValue)
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
-  // The view last: nothing after it runs code of the caller's.
   settings.prefix = prefix(prefixValue)
   return settings
 }
@@ -504,7 +509,7 @@ function currentSlab() {
   if (!shareSlabs || !capabilities.resultsInPlace) return undefined
   if (SLAB_SIZE - slabUsed < SHARED_BELOW) {
     slab = allocUnsafeSlow(SLAB_SIZE)
-    markAsUntransferable(slab.buffer)
+    markAsUntransferable(typedArrayGetters.buffer.call(slab))
     slabUsed = 0
   }
   return slab
@@ -602,6 +607,9 @@ function materialize(value) {
 // this turn of the event loop, calls take the threadpool (which yields) until the loop turns.
 
 const SYNC = Infinity
+// Taken once, as the other globals above.
+const now = performance.now.bind(performance)
+const scheduleImmediate = setImmediate
 const MAX_INLINE_MICROS = 50
 const MAX_BURST_INLINE_MICROS = capabilities.lanes && os.availableParallelism() > 1 ? 6 : 12
 const MAX_INLINE_SHARE_MS = 0.25
@@ -611,9 +619,9 @@ let inBurst = false
 
 function inlineMicros() {
   if (turnStart < 0) {
-    turnStart = performance.now()
-    setImmediate(endTurn).unref()
-  } else if (performance.now() - turnStart >= MAX_INLINE_SHARE_MS) {
+    turnStart = now()
+    scheduleImmediate(endTurn).unref()
+  } else if (now() - turnStart >= MAX_INLINE_SHARE_MS) {
     return 0
   }
   return inBurst ? MAX_BURST_INLINE_MICROS : MAX_INLINE_MICROS
@@ -656,14 +664,14 @@ function abortError(abortSignal) {
   return coded(error, 'ABORT_ERR', { name: { value: 'AbortError', writable: true, configurable: true } })
 }
 
-/** The Promise of an async call on `data`, `start(input, settings, cancellation)` making the
- * native call. With a signal, the view of `data` is taken after the abort listener is added
- * (the signal's own code runs then), right before the native call. */
+/** The Promise of an async call on `data`, `start(data, settings, cancellation)` making the
+ * native call. */
 function asyncCall(start, data, settings) {
-  if (settings.signal === undefined) return settled(start(bytes(data, 'data'), settings, undefined))
-  // Checked now, so that a wrong type is the error whatever the signal says.
+  // Checked now, so that a wrong type is the error whatever the signal says. The view itself is
+  // taken by `start`, after everything that can run the caller's code (the signal's, hooks).
   bytes(data, 'data')
-  return cancellable(settings.signal, (cancellation) => start(bytes(data, 'data'), settings, cancellation))
+  if (settings.signal === undefined) return settled(start(data, settings, undefined))
+  return cancellable(settings.signal, (cancellation) => start(data, settings, cancellation))
 }
 
 /** Runs an async call with an AbortSignal: `start(cancellation)` makes the native call, and
@@ -726,7 +734,8 @@ function compressSync(data, level) {
 }
 
 /** `compressSync` of an input and options already checked. */
-function compressNow(input, { level, checksum, workers, dictionary, tuning, prefix }) {
+function compressNow(input, { level, checksum, workers, dictionary, tuning, prefix: prefixSource }) {
+  const prefix = prefixView(prefixSource)
   if (STAGED) {
     const length = staged(input, roomFor(input, compressBound(input)))
     return result(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, SYNC, undefined))
@@ -746,9 +755,12 @@ function compress(data, level) {
 }
 
 /** The native call of `compress`: its result, or a Promise of it. */
-function startCompress(input, options, cancellation) {
+function startCompress(data, options, cancellation) {
+  // Before the views: it calls setImmediate, which async_hooks hooks see.
   const micros = inlineMicros()
-  const { level, checksum, workers, dictionary, tuning, prefix } = options
+  const { level, checksum, workers, dictionary, tuning } = options
+  const input = bytes(data, 'data')
+  const prefix = prefixView(options.prefix)
   if (STAGED) {
     const length = staged(input, roomFor(input, compressBound(input)))
     return shrinkStage(
@@ -770,7 +782,8 @@ function decompressSync(data, options) {
 }
 
 /** `decompressSync` of an input and options already checked. */
-function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefix }) {
+function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefix: prefixSource }) {
+  const prefix = prefixView(prefixSource)
   if (STAGED) {
     const length = staged(input, roomFor(input, STAGE_ROOM))
     return result(
@@ -792,9 +805,12 @@ function decompress(data, options) {
 }
 
 /** The native call of `decompress`: its result, or a Promise of it. */
-function startDecompress(input, settings, cancellation) {
+function startDecompress(data, settings, cancellation) {
+  // Before the views, as in startCompress.
   const micros = inlineMicros()
-  const { maxOutputLength, windowLogMax, dictionary, prefix } = settings
+  const { maxOutputLength, windowLogMax, dictionary } = settings
+  const input = bytes(data, 'data')
+  const prefix = prefixView(settings.prefix)
   if (STAGED) {
     const length = staged(input, roomFor(input, STAGE_ROOM))
     return shrinkStage(
@@ -930,6 +946,7 @@ module.exports = {
   ...require('./many.js')({
     binding,
     bytes,
+    prefixView,
     cancellable,
     compressNow,
     compressOptions,

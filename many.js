@@ -19,6 +19,7 @@ module.exports = function many({
   decompressOptions,
   invalidType,
   materialize,
+  prefixView,
 }) {
   const { isNativeError } = types
   const { allocUnsafeSlow } = Buffer
@@ -171,8 +172,9 @@ module.exports = function many({
           binding.compress(input, level, checksum, workers, dictionary, tuning, undefined, 0, undefined, 0, cancellation),
         )
       }
+      // The prefix's view is taken right before each native call, as the inputs' are joined.
       return runGroups(items, signal, (joined, lengths, cancellation) =>
-        binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, prefix, cancellation),
+        binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, prefixView(prefix), cancellation),
       )
     } catch (error) {
       return Promise.reject(error)
@@ -205,7 +207,7 @@ module.exports = function many({
       const items = inputsOf(inputs)
       const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = settings
       return runGroups(items, signal, (joined, lengths, cancellation) =>
-        binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, prefix, cancellation),
+        binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, prefixView(prefix), cancellation),
       )
     } catch (error) {
       return Promise.reject(error)

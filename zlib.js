@@ -95,8 +95,11 @@ const { ZSTD_e_continue, ZSTD_e_flush, ZSTD_e_end, ZSTD_c_compressionLevel, ZSTD
  * (ZSTD_TARGETCBLOCKSIZE_MIN). */
 const ZSTD_c_targetCBlockSize = 130
 const MIN_TARGET_CBLOCK_SIZE = 1340
-/** libzstd's most workers (ZSTDMT_NBWORKERS_MAX) on every target. */
+/** libzstd's most workers (ZSTDMT_NBWORKERS_MAX) on every target, and its largest overlapLog. */
 const MAX_WORKERS = 200
+const MAX_OVERLAP_LOG = 9
+/** The flags, which libzstd sets from any value but 0. */
+const FLAGS = new Set([constants.ZSTD_c_contentSizeFlag, constants.ZSTD_c_checksumFlag, constants.ZSTD_c_dictIDFlag])
 
 /**
  * The keys `params` takes: node:zlib's ZSTD_c_* constants, and targetCBlockSize (130), which
@@ -111,6 +114,8 @@ const COMPRESS_PARAMS = new Set([
     .map((name) => constants[name]),
   ZSTD_c_targetCBlockSize,
 ])
+/** node:zlib's largest ZSTD_c_* constant: keys past it are its ERR_ZSTD_INVALID_PARAM. */
+const MAX_PARAM_KEY = Math.max(...COMPRESS_PARAMS)
 
 /** The smallest `chunkSize` node:zlib takes. */
 const MIN_CHUNK = 64
@@ -206,6 +211,11 @@ function asBytes(value) {
   return undefined
 }
 
+/** A view's length, as the getter was when this module loaded (an own `length` may say anything). */
+function lengthOf(view) {
+  return typedArrayGetters.byteLength.call(view)
+}
+
 function inputBytes(value) {
   const bytes = asBytes(value)
   if (bytes === undefined) {
@@ -222,10 +232,16 @@ function inputBytes(value) {
 // is disposed at once, not left to the garbage collector: a loop of sync calls with ever new
 // dictionaries (the collector's finalizers wait for the event loop to turn) stays bounded.
 
-/** Dictionaries kept, the most recently used last. */
+/** Dictionaries kept, the most recently used last: { bytes, prepared, pins, out }. */
 const kept = []
 const KEPT_DICTIONARIES = 8
+/** Entries pushed out while pinned, until released. */
+const pushedOut = new Map()
 
+/** The prepared Dictionary for `value` (a zstd-pool Dictionary, or bytes), pinned: a call that
+ * takes one releases it with `release` once native code holds it. A pinned entry pushed out of
+ * the cache is disposed of when released, not before: a getter or hook of the caller's that
+ * makes other calls meanwhile cannot take it from under the call. */
 function preparedDictionary(value) {
   if (value === undefined) return undefined
   // A prepared Dictionary is taken as it is: code written for zstd-pool/zlib can skip the cache.
@@ -234,13 +250,15 @@ function preparedDictionary(value) {
   if (bytes === undefined) {
     throw invalidType('options.dictionary', 'an instance of Buffer, TypedArray, DataView, or ArrayBuffer', value)
   }
+  const length = lengthOf(bytes)
   // node:zlib loads an empty dictionary as none.
-  if (bytes.length === 0) return undefined
+  if (length === 0) return undefined
   for (let i = kept.length - 1; i >= 0; i--) {
     const entry = kept[i]
-    if (entry.bytes.length !== bytes.length || bufferCompare(entry.bytes, bytes) !== 0) continue
+    if (entry.bytes.length !== length || bufferCompare(entry.bytes, bytes) !== 0) continue
     kept.splice(i, 1)
     kept.push(entry)
+    entry.pins++
     return entry.prepared
   }
   const copy = bufferFrom(bytes)
@@ -251,10 +269,31 @@ function preparedDictionary(value) {
     // node:zlib: libzstd refused to load the dictionary into its context.
     throw coded(new Error('Initialization failed', { cause: error }), 'ERR_ZLIB_INITIALIZATION_FAILED')
   }
-  kept.push({ bytes: copy, prepared })
-  // Calls and streams still using it hold it until they end.
-  if (kept.length > KEPT_DICTIONARIES) kept.shift().prepared[Symbol.dispose]()
+  kept.push({ bytes: copy, prepared, pins: 1, out: false })
+  if (kept.length > KEPT_DICTIONARIES) {
+    const entry = kept.shift()
+    // Calls and streams already using it hold it until they end.
+    if (entry.pins === 0) {
+      entry.prepared[Symbol.dispose]()
+    } else {
+      entry.out = true
+      pushedOut.set(entry.prepared, entry)
+    }
+  }
   return prepared
+}
+
+/** Unpins the dictionary `read` took (its call's native code holds it now, or failed). */
+function release(read) {
+  const prepared = read.dictionary
+  if (prepared === undefined) return
+  read.dictionary = undefined
+  const entry = kept.find((candidate) => candidate.prepared === prepared) ?? pushedOut.get(prepared)
+  if (entry === undefined || --entry.pins > 0) return
+  if (entry.out) {
+    pushedOut.delete(prepared)
+    prepared[Symbol.dispose]()
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,39 +301,51 @@ function preparedDictionary(value) {
 // given as a number included: its zstd takes the level from `params` only), and so does this.
 
 /** `params` as node:zlib reads it (every own enumerable key, as a number; values numbers or
- * booleans), as the core's `params` object: keys are checked here, values by the core, against
- * libzstd's bounds. */
+ * booleans, kept in a Uint32Array), as the core's `params` object: keys are checked here as
+ * node:zlib checks them, values by the core, against libzstd's bounds. */
 function compressParams(params) {
   if (!params) return undefined
   const result = { __proto__: null }
+  const seen = { __proto__: null }
   let any = false
   for (const name of Object.keys(params)) {
-    // The value's type first, as node:zlib checks it.
-    const value = paramValue(params[name], name)
+    // node:zlib's order: a key that is no index up to its largest constant ('1e2' is 100), or
+    // names a parameter already given, then the value's type, then libzstd.
     const key = +name
-    if (!COMPRESS_PARAMS.has(key) || key in result) {
-      throw invalidParam(name)
-    }
-    result[key] = Number.isInteger(value) ? clamped(key, value) : value
+    if (!Number.isInteger(key) || key < 0 || key > MAX_PARAM_KEY || key in seen) throw invalidParam(name)
+    seen[key] = true
+    const value = paramValue(params[name], name)
+    if (!COMPRESS_PARAMS.has(key)) throw invalidParam(name)
+    if (value === undefined) continue
+    result[key] = clamped(key, value)
     any = true
   }
   return any ? result : undefined
 }
 
+/** A value as node:zlib keeps it, in a Uint32Array: booleans as 1 and 0; fractions cut, NaN and
+ * the infinities 0, others modulo 2^32; read back as libzstd's int. 2^32 - 1 (-1) is node:zlib's
+ * "not set": undefined. */
 function paramValue(value, name) {
   if (typeof value === 'boolean') return value ? 1 : 0
   if (typeof value !== 'number') throw invalidType(`options.params[${name}]`, 'of type number', value)
-  return value
+  const kept = value >>> 0
+  return kept === 0xffffffff ? undefined : kept | 0
 }
 
 /** What libzstd makes of `value` where it raises or lowers it rather than refusing it (so that
  * node:zlib takes it): the level to its range (node:zlib's level 100 is 22), targetCBlockSize up
- * to its least, the workers down to their most (the core caps them at the cores anyway). The
- * core refuses these out of range; other values go to it as given. */
+ * to its least, the workers and overlapLog down to their most (the core caps workers at the
+ * cores anyway), any flag other than 0 as 1. The core refuses these out of range; other values
+ * go to it as given. Long-distance matching's 2 ("off" in libzstd) is 0 (libzstd decides): the
+ * core cannot set "off" (see README). */
 function clamped(key, value) {
   if (key === ZSTD_c_compressionLevel) return Math.min(Math.max(value, core.MIN_LEVEL), core.MAX_LEVEL)
-  if (key === ZSTD_c_targetCBlockSize && value > 0) return Math.max(value, MIN_TARGET_CBLOCK_SIZE)
-  if (key === constants.ZSTD_c_nbWorkers && value > MAX_WORKERS) return MAX_WORKERS
+  if (key === ZSTD_c_targetCBlockSize && value !== 0) return Math.max(value, MIN_TARGET_CBLOCK_SIZE)
+  if (key === constants.ZSTD_c_nbWorkers) return Math.min(Math.max(value, 0), MAX_WORKERS)
+  if (key === constants.ZSTD_c_overlapLog) return Math.min(Math.max(value, 0), MAX_OVERLAP_LOG)
+  if (FLAGS.has(key)) return value === 0 ? 0 : 1
+  if (key === constants.ZSTD_c_enableLongDistanceMatching && value === 2) return 0
   return value
 }
 
@@ -303,12 +354,11 @@ function clamped(key, value) {
 function decompressParams(params) {
   if (!params) return undefined
   let windowLogMax
-  let seen = false
   for (const name of Object.keys(params)) {
-    const value = paramValue(params[name], name)
     const key = +name
-    if (key !== ZSTD_d_windowLogMax || seen) throw invalidParam(name)
-    seen = true
+    if (!Number.isInteger(key) || key < 0 || key > ZSTD_d_windowLogMax) throw invalidParam(name)
+    const value = paramValue(params[name], name)
+    if (key !== ZSTD_d_windowLogMax) throw invalidParam(name)
     windowLogMax = value
   }
   return windowLogMax === undefined || windowLogMax === 0 ? undefined : { [ZSTD_d_windowLogMax]: windowLogMax }
@@ -318,7 +368,7 @@ function decompressParams(params) {
 function readOptions(options, decompressing) {
   const object = options !== null && typeof options === 'object' ? options : undefined
   const params = decompressing ? decompressParams(object?.params) : compressParams(object?.params)
-  const dictionary = preparedDictionary(object?.dictionary)
+  const dictionaryValue = object?.dictionary
   const pledgedSrcSize = object?.pledgedSrcSize
   if (pledgedSrcSize !== undefined) {
     if (typeof pledgedSrcSize !== 'number') throw coded(new TypeError('pledgedSrcSize must be a number'), 'ERR_INVALID_ARG_TYPE')
@@ -347,28 +397,43 @@ function readOptions(options, decompressing) {
   if (signal !== undefined && (signal === null || typeof signal !== 'object' || !('aborted' in signal))) {
     throw invalidType('options.signal', 'an instance of AbortSignal', signal)
   }
+  const info = Boolean(object?.info)
+  const highWaterMark = object?.highWaterMark
+  // The dictionary last: no getter of the caller's runs between its preparing and the call,
+  // which holds it (pinned: see `keep`) until native code has it.
+  let dictionary
+  let dictionaryError
+  try {
+    dictionary = preparedDictionary(dictionaryValue)
+  } catch (error) {
+    // node:zlib refuses a dictionary it cannot load when it starts to decompress, but reports it
+    // when it compresses (to the callback, or as the stream's error event).
+    if (decompressing || error?.code === 'ERR_INVALID_ARG_TYPE') throw error
+    dictionaryError = error
+  }
   return {
     params,
     dictionary,
+    dictionaryError,
     pledgedSrcSize,
     chunkSize: outputChunk,
     flush,
     // node:zlib stops once the output is longer than the limit: a fractional limit allows its floor.
     maxOutputLength: Math.floor(maxOutputLength),
-    info: Boolean(object?.info),
-    highWaterMark: object?.highWaterMark,
+    info,
+    highWaterMark,
     signal,
   }
 }
 
-/** The core's compress options. */
+/** The core's compress options (with no prototype, whose getters the core's reads could run). */
 function compressCore({ params, dictionary }) {
-  return { params, dictionary }
+  return { __proto__: null, params, dictionary }
 }
 
 /** The core's decompress options. */
 function decompressCore({ params, dictionary, maxOutputLength }) {
-  return { params, dictionary, maxOutputLength }
+  return { __proto__: null, params, dictionary, maxOutputLength }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,7 +451,12 @@ function zlibStream(Base, decompressing) {
         super(settings.stream)
       } catch (error) {
         throw zlibError(error, decompressing, () => new Uint8Array(0))
+      } finally {
+        release(settings.read)
       }
+      // A dictionary libzstd refused, as node:zlib's compress streams report it: an error event.
+      const { dictionaryError } = settings.read
+      if (dictionaryError) process.nextTick(() => this.destroy(dictionaryError))
       this.#chunkSize = settings.chunkSize
       // Each write ends with a flush (live protocols); ZSTD_e_end is taken as a flush as well.
       this.#flushEach = !decompressing && settings.flush !== ZSTD_e_continue
@@ -465,7 +535,7 @@ function streamSettings(options, decompressing) {
   const stream = decompressing
     ? { ...decompressCore(read), highWaterMark: read.highWaterMark, signal: read.signal }
     : { ...compressCore(read), pledgedSize: read.pledgedSrcSize, highWaterMark: read.highWaterMark, signal: read.signal }
-  return { stream, chunkSize: read.chunkSize, flush: read.flush }
+  return { stream, chunkSize: read.chunkSize, flush: read.flush, read }
 }
 
 class ZstdCompress extends zlibStream(core.ZstdCompress, false) {
@@ -503,7 +573,7 @@ function withInfo(buffer, Class, options, length) {
 
 /** The failure node:zlib reports when `pledgedSrcSize` is not the input's size, or undefined. */
 function pledgeBroken(read, input) {
-  if (read.pledgedSrcSize === undefined || read.pledgedSrcSize === input.length) return undefined
+  if (read.pledgedSrcSize === undefined || read.pledgedSrcSize === lengthOf(input)) return undefined
   return coded(new Error('Src size is incorrect'), 'ZSTD_error_srcSize_wrong', {
     errno: { value: constants.ZSTD_error_srcSize_wrong, writable: true, enumerable: true, configurable: true },
   })
@@ -516,21 +586,30 @@ function checkOutput(output, read) {
 
 function zstdCompressSync(buffer, options) {
   const read = readOptions(options, false)
-  const input = inputBytes(buffer)
-  const broken = pledgeBroken(read, input)
-  if (broken) throw broken
-  const output = checkOutput(
-    callCore(() => core.compressSync(input, compressCore(read))),
-    read,
-  )
-  return read.info ? withInfo(output, ZstdCompress, options, input.length) : output
+  try {
+    if (read.dictionaryError) throw read.dictionaryError
+    const input = inputBytes(buffer)
+    const broken = pledgeBroken(read, input)
+    if (broken) throw broken
+    const output = checkOutput(
+      callCore(() => core.compressSync(input, compressCore(read))),
+      read,
+    )
+    return read.info ? withInfo(output, ZstdCompress, options, lengthOf(input)) : output
+  } finally {
+    release(read)
+  }
 }
 
 function zstdDecompressSync(buffer, options) {
   const read = readOptions(options, true)
-  const input = inputBytes(buffer)
-  const output = callCore(() => core.decompressSync(input, decompressCore(read)), input)
-  return read.info ? withInfo(output, ZstdDecompress, options, input.length) : output
+  try {
+    const input = inputBytes(buffer)
+    const output = callCore(() => core.decompressSync(input, decompressCore(read)), input)
+    return read.info ? withInfo(output, ZstdDecompress, options, lengthOf(input)) : output
+  } finally {
+    release(read)
+  }
 }
 
 /** Runs a core call, its error translated (decompression: `input` given). */
@@ -548,19 +627,24 @@ function zstdCompress(buffer, options, callback) {
     options = {}
   }
   const read = readOptions(options, false)
-  if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
-  const input = inputBytes(buffer)
-  // A size pledged wrong is a failure of the compression, reported to the callback.
-  const broken = pledgeBroken(read, input)
-  settle(
-    broken ? Promise.reject(broken) : core.compress(input, { ...compressCore(read), signal: read.signal }),
-    callback,
-    (output) => {
-      checkOutput(output, read)
-      return read.info ? withInfo(output, ZstdCompress, options, input.length) : output
-    },
-    undefined,
-  )
+  try {
+    if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
+    const input = inputBytes(buffer)
+    // A dictionary libzstd refused, or a size pledged wrong, is a failure of the compression,
+    // reported to the callback.
+    const failed = read.dictionaryError ?? pledgeBroken(read, input)
+    settle(
+      failed ? Promise.reject(failed) : core.compress(input, { ...compressCore(read), signal: read.signal }),
+      callback,
+      (output) => {
+        checkOutput(output, read)
+        return read.info ? withInfo(output, ZstdCompress, options, lengthOf(input)) : output
+      },
+      undefined,
+    )
+  } finally {
+    release(read)
+  }
 }
 
 function zstdDecompress(buffer, options, callback) {
@@ -569,14 +653,18 @@ function zstdDecompress(buffer, options, callback) {
     options = {}
   }
   const read = readOptions(options, true)
-  if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
-  const input = inputBytes(buffer)
-  settle(
-    core.decompress(input, { ...decompressCore(read), signal: read.signal }),
-    callback,
-    (output) => (read.info ? withInfo(output, ZstdDecompress, options, input.length) : output),
-    input,
-  )
+  try {
+    if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
+    const input = inputBytes(buffer)
+    settle(
+      core.decompress(input, { ...decompressCore(read), signal: read.signal }),
+      callback,
+      (output) => (read.info ? withInfo(output, ZstdDecompress, options, lengthOf(input)) : output),
+      input,
+    )
+  } finally {
+    release(read)
+  }
 }
 
 /** Calls `callback` with the outcome of `promise`, outside the Promise chain: whatever the callback
