@@ -108,6 +108,9 @@ impl Tuning {
   }
 
   pub fn get(&self, parameter: i32) -> Option<i32> {
+    if self.is_empty() {
+      return None;
+    }
     let index = param::ALL.iter().position(|&known| known == parameter)?;
     self.values[index]
   }
@@ -129,6 +132,9 @@ impl Tuning {
   }
 
   fn set(&self, cctx: &mut CCtx<'static>) -> Result<(), Failure> {
+    if self.is_empty() {
+      return Ok(());
+    }
     for (&parameter, value) in param::ALL.iter().zip(self.values) {
       if let Some(value) = value {
         let setting = setting(parameter, value).ok_or(Failure::Zstd(bad_value()))?;
