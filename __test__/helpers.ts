@@ -2,6 +2,8 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 
 const corpusDir = fileURLToPath(new URL('./corpus', import.meta.url))
@@ -102,4 +104,23 @@ export function hostile(
     throw new Error(`${name} on ${node}: ${how}\n${child.stdout}\n${child.stderr}`)
   }
   return JSON.parse(line.slice('RESULT '.length))
+}
+
+/** Feeds `data` in chunks of `size` through `stream` and collects what comes out. */
+export async function through(stream: NodeJS.ReadWriteStream, data: Uint8Array, size: number): Promise<Buffer> {
+  const out: Buffer[] = []
+  const chunks = function* () {
+    for (let offset = 0; offset < data.length; offset += size) yield data.subarray(offset, offset + size)
+  }
+  await pipeline(
+    Readable.from(chunks()),
+    stream,
+    new Writable({
+      write(chunk, _, done) {
+        out.push(chunk)
+        done()
+      },
+    }),
+  )
+  return Buffer.concat(out)
 }

@@ -17,28 +17,19 @@ import {
   ZstdCompressionStream,
   ZstdDecompressionStream,
 } from 'zstd-pool'
-import { corpus, corpusFile, jsonRecords, rleBomb, skippableFrame, skipWithoutZstdCli, textOfLength, zstdPiped } from './helpers'
+import {
+  corpus,
+  corpusFile,
+  jsonRecords,
+  rleBomb,
+  skippableFrame,
+  skipWithoutZstdCli,
+  textOfLength,
+  through,
+  zstdPiped,
+} from './helpers'
 
 declare const gc: () => void
-
-/** Feeds `data` in chunks of `size` through `stream` and collects what comes out. */
-async function through(stream: NodeJS.ReadWriteStream, data: Buffer, size: number): Promise<Buffer> {
-  const out: Buffer[] = []
-  const chunks = function* () {
-    for (let offset = 0; offset < data.length; offset += size) yield data.subarray(offset, offset + size)
-  }
-  await pipeline(
-    Readable.from(chunks()),
-    stream,
-    new Writable({
-      write(chunk, _, done) {
-        out.push(chunk)
-        done()
-      },
-    }),
-  )
-  return Buffer.concat(out)
-}
 
 describe('createCompressStream and createDecompressStream', () => {
   it.each([1000, 1 << 20])('round-trip every corpus file in chunks of %i bytes', async (size) => {

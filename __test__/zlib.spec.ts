@@ -10,14 +10,12 @@ import { spawnSync } from 'node:child_process'
 import { createHash, randomFillSync } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { Readable, Writable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 import { compressSync as coreCompressSync, decompressSync as coreDecompressSync, Dictionary, trainDictionary } from 'zstd-pool'
 import zlibDefault, * as zlib from 'zstd-pool/zlib'
-import { corpus, corpusFile, jsonRecords, nodes, skippableFrame, textOfLength } from './helpers'
+import { corpus, corpusFile, jsonRecords, nodes, skippableFrame, textOfLength, through } from './helpers'
 
 const require = createRequire(import.meta.url)
 const node: any = require('node:zlib')
@@ -73,25 +71,6 @@ async function forms(z: Zlib | any, name: 'zstdCompress' | 'zstdDecompress', inp
   const sync = syncOutcome(() => z[`${name}Sync`](input, options))
   const callback = await callbackOutcome((done) => (options === undefined ? z[name](input, done) : z[name](input, options, done)))
   return [sync, callback]
-}
-
-/** Feeds `data` in chunks of `size` through `stream` and collects what comes out. */
-async function through(stream: NodeJS.ReadWriteStream, data: Uint8Array, size: number): Promise<Buffer> {
-  const out: Buffer[] = []
-  const chunks = function* () {
-    for (let offset = 0; offset < data.length; offset += size) yield data.subarray(offset, offset + size)
-  }
-  await pipeline(
-    Readable.from(chunks()),
-    stream,
-    new Writable({
-      write(chunk, _, done) {
-        out.push(chunk)
-        done()
-      },
-    }),
-  )
-  return Buffer.concat(out)
 }
 
 /** The error a stream fails with (and the output it gave before), fed `data` in one write. */
