@@ -1,5 +1,5 @@
 // zstd-pool in a browser: the WebAssembly build, with the one-shot API of the Node entry.
-// Results are Uint8Arrays. See README.md, "WebAssembly and the browser".
+// Results are Uint8Arrays. See docs/wasm.md.
 
 export type Input = ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string
 

@@ -216,8 +216,8 @@ export interface BatchError extends Error {
 
 /**
  * Compresses each message as `compress` would, with the same options: a Promise of the frames, in order. The messages
- * are copied when it is called, then compressed a group at a time on the libuv threadpool (one group per thread with a
- * core to run on), so the round trip to the threadpool is paid per group. Rejects with a `BatchError` if any fails.
+ * are copied when it is called, then compressed a group at a time on the libuv threadpool (two groups per thread with
+ * a core to run on, at most 8 MiB of input each), so the round trip to the threadpool is paid per group. Rejects with a `BatchError` if any fails.
  */
 export declare function compressMany(inputs: readonly Input[], options?: number | CompressOptions): Promise<Buffer[]>
 /** `compressMany` on the calling thread; throws a `BatchError` if any message fails, once all have run. */

@@ -36,7 +36,7 @@ function loadBinding() {
         `zstd-pool-${target} (installed as an optional dependency) or a zstd-pool.${target}.node file next to index.js. ` +
         'Install zstd-pool on the machine that runs it (node_modules copied from another OS or libc lack the right binary), ' +
         'and keep optional dependencies on: npm install --include=optional. A bundle (esbuild, webpack) holds only the ' +
-        "binaries installed where it was built, emitted next to it: see Bundling in zstd-pool's README.",
+        'binaries installed where it was built, emitted next to it: see docs/bundling.md in the zstd-pool package.',
     )
     error.cause = cause
     throw coded(error, 'ERR_ZSTD_POOL_NO_BINARY')

@@ -28,7 +28,7 @@ export interface ZstdOptions extends Pick<TransformOptions, 'highWaterMark' | 's
   dictionary?: NodeJS.ArrayBufferView | ArrayBuffer | Dictionary
   /** Compression: the size the input will have, recorded in the frame header. The call or stream fails if it differs. */
   pledgedSrcSize?: number
-  /** Checked as node:zlib checks it; bytes that are not a frame after the last frame always fail (see the README). */
+  /** Checked as node:zlib checks it; bytes that are not a frame after the last frame always fail (see docs/zlib.md). */
   rejectGarbageAfterEnd?: boolean
 }
 

@@ -3,7 +3,7 @@
 // over zstd-pool's core, so that code written for node:zlib changes one import to get the pools and
 // the threadpool lanes. Options are read as Node's lib/zlib.js reads them (the same names, defaults,
 // ranges and error codes) and turned into the core's; errors from the core get node:zlib's codes
-// and `errno`. Where the two differ on purpose, README.md ("Drop-in for node:zlib") says why, and
+// and `errno`. Where the two differ on purpose, docs/zlib.md says why, and
 // __test__/zlib.spec.ts shows it.
 
 const { Buffer, constants: bufferConstants } = require('node:buffer')
@@ -338,7 +338,7 @@ function paramValue(value, name) {
  * to its least, the workers and overlapLog down to their most (the core caps workers at the
  * cores anyway), any flag other than 0 as 1. The core refuses these out of range; other values
  * go to it as given. Long-distance matching's 2 ("off" in libzstd) is 0 (libzstd decides): the
- * core cannot set "off" (see README). */
+ * core cannot set "off" (see docs/parameters.md). */
 function clamped(key, value) {
   if (key === ZSTD_c_compressionLevel) return Math.min(Math.max(value, core.MIN_LEVEL), core.MAX_LEVEL)
   if (key === ZSTD_c_targetCBlockSize && value !== 0) return Math.max(value, MIN_TARGET_CBLOCK_SIZE)

@@ -1,7 +1,8 @@
-// A user's program bundled for Node with the configurations of the README's "Bundling" section,
-// then run with the project's node_modules moved away: the bundle must load the native binary
-// from where the bundler emitted it. The package is installed as a user gets it: from `npm pack`
-// tarballs (the root package and this platform's binary package), offline, as in scripts/smoke.mjs.
+// A user's program bundled for Node with the configuration files of docs/bundling.md, read from
+// that page as written, then run with the project's node_modules moved away: the bundle must load
+// the native binary from where the bundler emitted it. The package is installed as a user gets it:
+// from `npm pack` tarballs (the root package and this platform's binary package), offline, as in
+// scripts/smoke.mjs.
 import { execFileSync } from 'node:child_process'
 import {
   copyFileSync,
@@ -15,36 +16,28 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import * as esbuild from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import webpack from 'webpack'
 
+import { configurationFile } from './examples'
 import { skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const addon = readdirSync(root).find((name) => name.endsWith('.node'))
 const { exports: entryPoints } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
-/** The configurations the README gives. */
-const esbuildCommonJs: esbuild.BuildOptions = { bundle: true, platform: 'node', loader: { '.node': 'copy' } }
-const esbuildModule: esbuild.BuildOptions = {
-  ...esbuildCommonJs,
-  format: 'esm',
-  outExtension: { '.js': '.mjs' },
-  banner: {
-    js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);",
-  },
-}
-const esbuildExternal: esbuild.BuildOptions = { bundle: true, platform: 'node', packages: 'external' }
-const webpackConfig: webpack.Configuration = {
-  target: 'node',
-  node: { __dirname: false },
-  module: { rules: [{ test: /\.node$/, loader: 'node-loader' }] },
-  ignoreWarnings: [{ module: /zstd-pool[\\/]index\.js$/, message: /Can't resolve|the request of a dependency is an expression/ }],
-}
+/** The configuration files docs/bundling.md gives, by the name they are fenced with. */
+const configurations = [
+  'esbuild.config.mjs',
+  'esbuild-esm.config.mjs',
+  'esbuild-external.config.mjs',
+  'webpack.config.js',
+] as const
 
 const text = 'zstd-pool, bundled. '.repeat(5000)
 
@@ -112,6 +105,10 @@ const bundleName = (file: string) => file.replace(/\.(c|m)js$/, '-$1')
 
 let work: string
 let project: string
+/** What each configuration file exports, loaded from the project as a user's build would load it. */
+const loaded = new Map<(typeof configurations)[number], esbuild.BuildOptions | webpack.Configuration>()
+const esbuildOptions = (file: 'esbuild.config.mjs' | 'esbuild-esm.config.mjs' | 'esbuild-external.config.mjs') =>
+  loaded.get(file) as esbuild.BuildOptions
 const unbundled = new Map<string, string[]>()
 
 /** Runs `file` with Node from outside the project, with no override of where the binary is. */
@@ -157,7 +154,7 @@ function checkBundles(dir: string, extension: string, binary: string) {
 }
 
 describe.skipIf(wasi || !addon)('a program bundled for Node', () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     work = realpathSync(mkdtempSync(join(tmpdir(), 'zstd-pool-bundle-')))
     const pack = (dir: string) =>
       join(
@@ -178,6 +175,15 @@ describe.skipIf(wasi || !addon)('a program bundled for Node', () => {
     mkdirSync(project)
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'bundled', private: true, version: '1.0.0' }))
     execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', ...tarballs], { cwd: project })
+    // The configuration files, as the user keeps them in the project: ES modules whose default
+    // export is esbuild's options, and webpack.config.js (CommonJS, as the project has no "type").
+    for (const file of configurations) writeFileSync(join(project, file), configurationFile(root, 'docs/bundling.md', file))
+    const requireFromProject = createRequire(join(project, 'package.json'))
+    for (const file of configurations)
+      loaded.set(
+        file,
+        file.endsWith('.mjs') ? (await import(pathToFileURL(join(project, file)).href)).default : requireFromProject(`./${file}`),
+      )
     for (const [file, source] of Object.entries(programs)) {
       writeFileSync(join(project, file), source)
       if (file.startsWith('names-')) {
@@ -201,7 +207,6 @@ describe.skipIf(wasi || !addon)('a program bundled for Node', () => {
       absWorkingDir: project,
       entryPoints: Object.fromEntries(Object.keys(programs).map((file) => [bundleName(file), `./${file}`])),
       outdir,
-      logLevel: 'silent',
     })
     expect(result.errors).toEqual([])
     expect(result.warnings).toEqual([])
@@ -211,21 +216,21 @@ describe.skipIf(wasi || !addon)('a program bundled for Node', () => {
   // Bundles that carry the binary are written outside the project, and run with its node_modules
   // moved away as well.
   it('by esbuild with the copy loader for .node files runs without node_modules, with the binary esbuild copied', async () => {
-    const outdir = await esbuildBundles(join(work, 'esbuild'), esbuildCommonJs)
+    const outdir = await esbuildBundles(join(work, 'esbuild'), esbuildOptions('esbuild.config.mjs'))
     const binaries = emitted(outdir)
     expect(binaries).toEqual([expect.stringMatching(new RegExp(`/${addon!.replace(/\.node$/, '')}-\\w+\\.node$`))])
     withoutNodeModules(() => checkBundles(outdir, '.js', binaries[0]))
   })
 
   it('by esbuild as an ES module (with a require() for the CommonJS inside) runs without node_modules', async () => {
-    const outdir = await esbuildBundles(join(work, 'esbuild-esm'), esbuildModule)
+    const outdir = await esbuildBundles(join(work, 'esbuild-esm'), esbuildOptions('esbuild-esm.config.mjs'))
     const binaries = emitted(outdir)
     expect(binaries).toHaveLength(1)
     withoutNodeModules(() => checkBundles(outdir, '.mjs', binaries[0]))
   })
 
   it('by esbuild with packages external runs from the project, with the binary in node_modules', async () => {
-    const outdir = await esbuildBundles(join(project, 'dist'), esbuildExternal)
+    const outdir = await esbuildBundles(join(project, 'dist'), esbuildOptions('esbuild-external.config.mjs'))
     expect(emitted(outdir)).toEqual([])
     const platformPackage = `zstd-pool-${addon!.replace(/^zstd-pool\./, '').replace(/\.node$/, '')}`
     checkBundles(outdir, '.js', join(project, 'node_modules', platformPackage, addon!))
@@ -235,8 +240,7 @@ describe.skipIf(wasi || !addon)('a program bundled for Node', () => {
     const outputPath = join(work, 'webpack')
     const stats = await new Promise<webpack.Stats>((resolve, reject) => {
       const compiler = webpack({
-        ...webpackConfig,
-        mode: 'production',
+        ...(loaded.get('webpack.config.js') as webpack.Configuration),
         context: project,
         entry: Object.fromEntries(Object.keys(programs).map((file) => [bundleName(file), `./${file}`])),
         output: { path: outputPath, filename: '[name].js' },

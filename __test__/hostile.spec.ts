@@ -55,7 +55,7 @@ describe('load', () => {
       )
     }
     expect(process.memoryUsage().rss - before).toBeLessThan(1 << 30)
-    // The WebAssembly build queues work at a cost close to doing it (see the README's limits).
+    // The WebAssembly build queues work at a cost close to doing it (see docs/wasm.md, its limits).
     if (!wasi) expect(turns).toBeGreaterThan(0)
   })
 })

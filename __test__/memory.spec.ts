@@ -23,7 +23,7 @@ function run(name: string, ...args: string[]) {
 }
 
 // A WebAssembly module's memory never shrinks, and emnapi cannot report it to V8: these measure
-// the native build (the README lists both as limits of the WebAssembly build).
+// the native build (docs/wasm.md lists both as limits of the WebAssembly build).
 describe.skipIf(wasi)('memory held by the pools', () => {
   it('a level-19 burst with the default bounds leaves nothing pooled and RSS where it was', () => {
     // 4 calls at once; a level-19 context for 4 MiB holds about 50 MB, beyond the 16 MiB bound.

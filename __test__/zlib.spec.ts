@@ -925,6 +925,11 @@ describe('on every Node at hand whose node:zlib has zstd', () => {
     ({ path }) => spawnSync(path, ['-p', "typeof require('node:zlib').zstdCompressSync"]).stdout.toString().trim() === 'function',
   )
 
+  // Node 20's node:zlib has no zstd: without the runtimes scripts/install-runtimes.sh installs
+  // (CI installs them, and helpers.ts fails there without them) there is nothing to compare.
+  if (withZstd.length === 0)
+    it.skip(`needs a Node whose node:zlib has zstd (22.15 or later: bash scripts/install-runtimes.sh); found only ${nodes.map(({ version }) => version).join(', ')}`, () => {})
+
   for (const { version, path, major } of withZstd)
     it(version, () => {
       const child = spawnSync(path, ['-e', script, zlibPath], { encoding: 'utf8' })

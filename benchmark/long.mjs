@@ -1,5 +1,5 @@
 // `npm run bench:long`: what long-distance matching and patch-from buy, against the zstd tool
-// doing the same on the same input. Prints a Markdown table for each (the README quotes them).
+// doing the same on the same input. Prints a Markdown table for each (docs/parameters.md quotes them).
 //
 // Long-distance matching: the corpus (2.9 MB) repeated 16 times with a few edits in each copy,
 // as backups or logs repeat themselves far apart: each copy lies beyond the 2 MiB window of
