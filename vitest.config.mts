@@ -10,6 +10,7 @@ export default defineConfig({
   test: {
     env: wasi ? { NAPI_RS_FORCE_WASI: 'error' } : {},
     include: ['__test__/**/*.spec.ts'],
+    globalSetup: ['__test__/global-setup.ts'],
     // The package's entries load as Node loads them, not through vitest's module runner, which
     // would run main.js (imported by main.mjs) apart from the main.js that require() gives:
     // two Dictionary classes, two slabs, where Node has one module.

@@ -4,18 +4,7 @@
 // from `npm pack` tarballs (the root package and this platform's binary package), offline, as in
 // scripts/smoke.mjs.
 import { execFileSync } from 'node:child_process'
-import {
-  copyFileSync,
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,10 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import webpack from 'webpack'
 
 import { configurationFile } from './examples'
-import { skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
+import { addon, installPacked, skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const addon = readdirSync(root).find((name) => name.endsWith('.node'))
 const { exports: entryPoints } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
 /** The configuration files docs/bundling.md gives, by the name they are fenced with. */
@@ -156,25 +144,7 @@ function checkBundles(dir: string, extension: string, binary: string) {
 describe.skipIf(wasi || !addon)('a program bundled for Node', () => {
   beforeAll(async () => {
     work = realpathSync(mkdtempSync(join(tmpdir(), 'zstd-pool-bundle-')))
-    const pack = (dir: string) =>
-      join(
-        work,
-        execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], { cwd: dir, encoding: 'utf8' })
-          .trim()
-          .split('\n')
-          .at(-1)!,
-      )
-    // This platform's binary package, with the addon built here (copied, not written into npm/).
-    const platform = addon!.replace(/^zstd-pool\./, '').replace(/\.node$/, '')
-    const binaryPackage = join(work, platform)
-    cpSync(join(root, 'npm', platform), binaryPackage, { recursive: true })
-    copyFileSync(join(root, addon!), join(binaryPackage, addon!))
-    const tarballs = [pack(root), pack(binaryPackage)]
-
-    project = join(work, 'project')
-    mkdirSync(project)
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'bundled', private: true, version: '1.0.0' }))
-    execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', ...tarballs], { cwd: project })
+    project = installPacked(work, 'bundled')
     // The configuration files, as the user keeps them in the project: ES modules whose default
     // export is esbuild's options, and webpack.config.js (CommonJS, as the project has no "type").
     for (const file of configurations) writeFileSync(join(project, file), configurationFile(root, 'docs/bundling.md', file))

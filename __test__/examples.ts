@@ -24,16 +24,36 @@ export function documentationPages(root: string): string[] {
   return ['README.md', ...pages]
 }
 
-/** The fenced blocks of a Markdown text (``` fences at the start of a line). */
-export function fencedBlocks(markdown: string): FencedBlock[] {
+/** Languages a block may be fenced with. JavaScript is always `js`, so that no JavaScript block
+ * escapes the examples test under another name. */
+export const LANGUAGES = new Set(['js', 'ts', 'sh', 'text', 'json', 'html', 'rust'])
+
+/** A fence as the test reads it: three backticks at the start of a line, a language of LANGUAGES,
+ * and for a configuration file its name. */
+const FENCE = /^```(?:([a-z]+)(?: ([\w.-]+\.[a-z]+))?)?$/
+/** Anything a Markdown renderer may take for a fence: indented, tildes, more backticks. */
+const ANY_FENCE = /^\s*(?:`{3,}|~{3,})/
+
+/** The fenced blocks of a Markdown text. Throws on a fence the test would not read as written
+ * (indented, ~~~, four backticks, a language not in LANGUAGES, more than a file name after it),
+ * so that no example can hide from the test. */
+export function fencedBlocks(markdown: string, page = 'markdown'): FencedBlock[] {
   const blocks: FencedBlock[] = []
   const lines = markdown.split('\n')
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)(?:\s+(\S+))?\s*$/.exec(lines[i])
-    if (!open?.[1]) continue
+    if (!ANY_FENCE.test(lines[i])) continue
+    const open = FENCE.exec(lines[i])
+    const where = `${page}:${i + 1}`
+    if (!open) throw new Error(`${where}: write fences as \`\`\`language at the start of a line: ${lines[i]}`)
+    if (!open[1]) throw new Error(`${where}: a fence needs its language (${[...LANGUAGES].join(', ')})`)
+    if (!LANGUAGES.has(open[1])) throw new Error(`${where}: unknown fence language ${open[1]} (JavaScript is js)`)
     const start = i
     const body: string[] = []
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) body.push(lines[i])
+    for (i++; i < lines.length && lines[i] !== '```'; i++) {
+      if (ANY_FENCE.test(lines[i])) throw new Error(`${page}:${i + 1}: a fence inside the block opened at line ${start + 1}`)
+      body.push(lines[i])
+    }
+    if (i === lines.length) throw new Error(`${where}: the block is never closed`)
     blocks.push({ language: open[1], fileName: open[2], line: start + 1, code: `${body.join('\n')}\n` })
   }
   return blocks
@@ -49,7 +69,7 @@ export const configurationFiles = [
 
 /** The block of `page` fenced with `fileName`. */
 export function configurationFile(root: string, page: string, fileName: (typeof configurationFiles)[number]): string {
-  const block = fencedBlocks(readFileSync(join(root, page), 'utf8')).find((candidate) => candidate.fileName === fileName)
+  const block = fencedBlocks(readFileSync(join(root, page), 'utf8'), page).find((candidate) => candidate.fileName === fileName)
   if (!block) throw new Error(`${page} has no block fenced as ${fileName}`)
   return block.code
 }

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
@@ -123,4 +123,32 @@ export async function through(stream: NodeJS.ReadWriteStream, data: Uint8Array, 
     }),
   )
   return Buffer.concat(out)
+}
+
+/** The native binary built here (`zstd-pool.<platform>.node`), if there is one. */
+export const addon = readdirSync(root).find((name) => name.endsWith('.node'))
+
+/** Installs the package into a new project `<work>/<name>` as a user gets it: from `npm pack`
+ * tarballs of the root package and of this platform's binary package (with the addon built here,
+ * copied, not written into npm/), offline. Returns the project's folder. */
+export function installPacked(work: string, name: string): string {
+  if (!addon) throw new Error('no native binary built here: npm run build')
+  const pack = (dir: string) =>
+    join(
+      work,
+      execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], { cwd: dir, encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .at(-1)!,
+    )
+  const platform = addon.replace(/^zstd-pool\./, '').replace(/\.node$/, '')
+  const binaryPackage = join(work, platform)
+  cpSync(join(root, 'npm', platform), binaryPackage, { recursive: true })
+  copyFileSync(join(root, addon), join(binaryPackage, addon))
+  const tarballs = [pack(root), pack(binaryPackage)]
+  const project = join(work, name)
+  mkdirSync(project)
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name, private: true, version: '1.0.0' }))
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', ...tarballs], { cwd: project })
+  return project
 }
