@@ -13,7 +13,7 @@ const { keptDictionary, release } = require('./lib/dictionary-cache.js')
 const { FLUSH } = require('./lib/engine.js')
 const { coded, invalidParam, invalidType, outOfRange, safely } = require('./lib/errors.js')
 const { asLibzstdTakes, isParameter, PARAMETERS, zlibConstants } = require('./lib/parameters.js')
-const { MAX_LENGTH } = require('./lib/platform.js')
+const { MAX_LENGTH } = require('#platform')
 const { bytes, lengthOf } = require('./lib/primordials.js')
 const core = require('./main.js')
 
@@ -66,7 +66,7 @@ const { ZSTD_e_continue, ZSTD_e_flush, ZSTD_e_end, ZSTD_d_windowLogMax } = const
 
 /**
  * The keys `params` takes: every parameter of the table, node:zlib's ZSTD_c_* constants and
- * targetCBlockSize, which libzstd (and so node:zlib) accepts though node:zlib names no constant
+ * the target block size (130), which libzstd (and so node:zlib) accepts though node:zlib names no constant
  * for it. node:zlib refuses only keys above its largest constant with ERR_ZSTD_INVALID_PARAM, and
  * leaves the others to libzstd, whose refusal says neither which key nor why; here every other
  * key is refused as node:zlib refuses the first kind.

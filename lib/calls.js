@@ -1,12 +1,12 @@
 'use strict'
-// The one-shot native calls, sync and async, on options already read (options.js): each takes
-// the views of its input and prefix right before the native call, after everything that can run
+// The one-shot API, and its native calls, sync and async, on options already read (options.js):
+// each takes the views of its input and prefix right before the native call, after everything that can run
 // the caller's code, and passes either the input (native builds, with the slab for a small
 // result) or its length in the staging area (the WebAssembly build).
 
 const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
-const { prefixView } = require('./options.js')
+const { compressOptions, decompressOptions, prefixView } = require('./options.js')
 const { bytes } = require('./primordials.js')
 const { currentSlab, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled } = require('./schedule.js')
@@ -80,4 +80,47 @@ function asyncCall(start, data, settings) {
   return cancellable(settings.signal, (cancellation) => start(data, settings, cancellation))
 }
 
-module.exports = { asyncCall, compressNow, decompressNow, startCompress, startDecompress }
+// ---------------------------------------------------------------------------------------------
+// The one-shot API, as main.js and browser.mjs export it.
+
+/**
+ * Compresses `data` into one zstd frame that records its content size. `level` is a number or
+ * an object of options; it defaults to 3.
+ */
+function compressSync(data, level) {
+  // The options first: their getters may run code, which must find no view of the input taken.
+  const settings = compressOptions(level)
+  return compressNow(bytes(data, 'data'), settings)
+}
+
+/** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
+function compress(data, level) {
+  try {
+    const settings = compressOptions(level)
+    return asyncCall(startCompress, data, settings)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+/**
+ * Decompresses every frame in `data` (frames with or without a recorded size, concatenated
+ * frames, skippable frames) and returns their content, within `maxOutputLength` and
+ * `windowLogMax`.
+ */
+function decompressSync(data, options) {
+  const settings = decompressOptions(options)
+  return decompressNow(bytes(data, 'data'), settings)
+}
+
+/** Decompresses `data` off the main thread (or at once when it is small); see decompressSync. */
+function decompress(data, options) {
+  try {
+    const settings = decompressOptions(options)
+    return asyncCall(startDecompress, data, settings)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+module.exports = { compress, compressNow, compressSync, decompress, decompressNow, decompressSync }

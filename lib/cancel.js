@@ -5,7 +5,7 @@
 
 const { binding } = require('./binding.js')
 const { coded, safely } = require('./errors.js')
-const { addAbortListener, isPromise } = require('./platform.js')
+const { addAbortListener, isPromise } = require('#platform')
 const { materialize, result } = require('./results.js')
 
 function abortError(abortSignal) {

@@ -8,7 +8,7 @@
 
 const { Dictionary } = require('./dictionary.js')
 const { coded, invalidType } = require('./errors.js')
-const { bufferFrom, compare } = require('./platform.js')
+const { bufferFrom, compare } = require('#platform')
 const { bytes, isBinary, lengthOf } = require('./primordials.js')
 
 /** Dictionaries kept, the most recently used last: { bytes, prepared, pins, out }. */

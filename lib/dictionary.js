@@ -5,7 +5,7 @@
 const { binding } = require('./binding.js')
 const { invalidType } = require('./errors.js')
 const { DEFAULT_LEVEL, level } = require('./parameters.js')
-const { bufferFrom, concat } = require('./platform.js')
+const { bufferFrom, concat } = require('#platform')
 const { bytes } = require('./primordials.js')
 const { materialize } = require('./results.js')
 const { integer, optionsObject } = require('./validate.js')

@@ -4,7 +4,7 @@
 // only as fast as it reads, so a chunk that expands a lot stays bounded in memory.
 
 const { binding } = require('./binding.js')
-const { allocUnsafeSlow } = require('./platform.js')
+const { allocUnsafeSlow } = require('#platform')
 const { materialize } = require('./results.js')
 const { ownMemory } = require('./staging.js')
 

@@ -2,7 +2,7 @@
 // The options of the compress and decompress functions (one-shot, batches, streams): each
 // property is read once, in a fixed order, and checked, before any view of an input is taken.
 
-const { MAX_LENGTH } = require('./platform.js')
+const { MAX_LENGTH } = require('#platform')
 const { capabilities } = require('./binding.js')
 const { preparedOf } = require('./dictionary.js')
 const { incompatible, invalidParam, invalidType } = require('./errors.js')

@@ -1,10 +1,10 @@
 'use strict'
 // What the package calls on the caller's values, taken once when it loads, so that code patching
-// globals later (a prototype's getter, Buffer.from, performance.now) cannot run in the middle of
-// a call; and the one reading of an input as bytes that every face uses.
+// globals later (a prototype's getter) cannot run in the middle of a call; and the one reading of
+// an input as bytes that every face uses.
 
 const { invalidType } = require('./errors.js')
-const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array, utf8 } = require('./platform.js')
+const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array, utf8 } = require('#platform')
 
 const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype)
 const typedArrayGetters = viewGetters(typedArrayPrototype)

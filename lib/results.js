@@ -11,7 +11,7 @@
 
 const { binding, capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
-const { allocUnsafeSlow, markAsUntransferable, slabsShareable } = require('./platform.js')
+const { allocUnsafeSlow, markAsUntransferable, slabsShareable } = require('#platform')
 const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 const { STAGED, afterStagedCall, stagedView } = require('./staging.js')
 

@@ -19,7 +19,7 @@
 // yields) until the loop turns.
 
 const { capabilities } = require('./binding.js')
-const { afterTurn, isPromise, now, parallelism, threadpoolSize } = require('./platform.js')
+const { afterTurn, isPromise, now, parallelism, threadpoolSize } = require('#platform')
 const { materialize, result } = require('./results.js')
 
 /** What a sync call passes: any work runs on the spot. */

@@ -9,7 +9,7 @@
 
 const { binding, capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
-const { allocUnsafeSlow, isPromise, isUint8Array } = require('./platform.js')
+const { allocUnsafeSlow, isPromise, isUint8Array } = require('#platform')
 const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 
 const STAGED = capabilities.staged
