@@ -3,25 +3,24 @@
 // over zstd-pool's core, so that code written for node:zlib changes one import to get the pools and
 // the threadpool lanes. Options are read as Node's lib/zlib.js reads them (the same names, defaults,
 // ranges and error codes) and turned into the core's; errors from the core get node:zlib's codes
-// and `errno`. Where the two differ on purpose, docs/zlib.md says why, and
+// and `errno`. Where the two differ on purpose, README.md ("Drop-in for node:zlib") says why, and
 // __test__/zlib.spec.ts shows it.
 
-const { Buffer, constants: bufferConstants } = require('node:buffer')
+const { Buffer } = require('node:buffer')
 const { finished } = require('node:stream')
-const { types } = require('node:util')
 
-const { coded, invalidType, outOfRange, safely } = require('./errors.js')
+const { keptDictionary, release } = require('./lib/dictionary-cache.js')
+const { FLUSH } = require('./lib/engine.js')
+const { coded, invalidParam, invalidType, outOfRange, safely } = require('./lib/errors.js')
+const { asLibzstdTakes, isParameter, PARAMETERS, zlibConstants } = require('./lib/parameters.js')
+const { MAX_LENGTH } = require('#platform')
+const { bytes, lengthOf } = require('./lib/primordials.js')
 const core = require('./main.js')
-const { FLUSH } = require('./stream.js')
-
-// Taken once, so that code patching them later cannot change what a call reads.
-const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array } = types
-const bufferFrom = Buffer.from
-const bufferCompare = Buffer.compare
 
 // ---------------------------------------------------------------------------------------------
 // Constants: node:zlib's ZSTD_* names, with libzstd's ABI numbers (stable across its versions),
-// written out so that they exist on runtimes whose node:zlib has no zstd (Node 20).
+// written out so that they exist on runtimes whose node:zlib has no zstd (Node 20); those of the
+// strategies and parameters come from the table of lib/parameters.js.
 
 const constants = Object.freeze({
   __proto__: null,
@@ -30,34 +29,7 @@ const constants = Object.freeze({
   ZSTD_e_continue: 0,
   ZSTD_e_flush: 1,
   ZSTD_e_end: 2,
-  ZSTD_fast: 1,
-  ZSTD_dfast: 2,
-  ZSTD_greedy: 3,
-  ZSTD_lazy: 4,
-  ZSTD_lazy2: 5,
-  ZSTD_btlazy2: 6,
-  ZSTD_btopt: 7,
-  ZSTD_btultra: 8,
-  ZSTD_btultra2: 9,
-  ZSTD_c_compressionLevel: 100,
-  ZSTD_c_windowLog: 101,
-  ZSTD_c_hashLog: 102,
-  ZSTD_c_chainLog: 103,
-  ZSTD_c_searchLog: 104,
-  ZSTD_c_minMatch: 105,
-  ZSTD_c_targetLength: 106,
-  ZSTD_c_strategy: 107,
-  ZSTD_c_enableLongDistanceMatching: 160,
-  ZSTD_c_ldmHashLog: 161,
-  ZSTD_c_ldmMinMatch: 162,
-  ZSTD_c_ldmBucketSizeLog: 163,
-  ZSTD_c_ldmHashRateLog: 164,
-  ZSTD_c_contentSizeFlag: 200,
-  ZSTD_c_checksumFlag: 201,
-  ZSTD_c_dictIDFlag: 202,
-  ZSTD_c_nbWorkers: 400,
-  ZSTD_c_jobSize: 401,
-  ZSTD_c_overlapLog: 402,
+  ...zlibConstants,
   ZSTD_d_windowLogMax: 100,
   ZSTD_CLEVEL_DEFAULT: 3,
   ZSTD_error_no_error: 0,
@@ -90,43 +62,22 @@ const constants = Object.freeze({
   ZSTD_error_noForwardProgress_inputEmpty: 82,
 })
 
-const { ZSTD_e_continue, ZSTD_e_flush, ZSTD_e_end, ZSTD_c_compressionLevel, ZSTD_d_windowLogMax } = constants
-/** libzstd's ZSTD_c_targetCBlockSize, which node:zlib names no constant for, and its least
- * (ZSTD_TARGETCBLOCKSIZE_MIN). */
-const ZSTD_c_targetCBlockSize = 130
-const MIN_TARGET_CBLOCK_SIZE = 1340
-/** libzstd's most workers (ZSTDMT_NBWORKERS_MAX) on every target, and its largest overlapLog. */
-const MAX_WORKERS = 200
-const MAX_OVERLAP_LOG = 9
-/** The flags, which libzstd sets from any value but 0. */
-const FLAGS = new Set([constants.ZSTD_c_contentSizeFlag, constants.ZSTD_c_checksumFlag, constants.ZSTD_c_dictIDFlag])
+const { ZSTD_e_continue, ZSTD_e_flush, ZSTD_e_end, ZSTD_d_windowLogMax } = constants
 
 /**
- * The keys `params` takes: node:zlib's ZSTD_c_* constants, and targetCBlockSize (130), which
- * libzstd (and so node:zlib) accepts though node:zlib names no constant for it. node:zlib refuses
- * only keys above its largest constant with ERR_ZSTD_INVALID_PARAM, and leaves the others to
- * libzstd, whose refusal says neither which key nor why; here every other key is refused as
- * node:zlib refuses the first kind.
+ * The keys `params` takes: every parameter of the table, node:zlib's ZSTD_c_* constants and
+ * the target block size (130), which libzstd (and so node:zlib) accepts though node:zlib names no constant
+ * for it. node:zlib refuses only keys above its largest constant with ERR_ZSTD_INVALID_PARAM, and
+ * leaves the others to libzstd, whose refusal says neither which key nor why; here every other
+ * key is refused as node:zlib refuses the first kind.
  */
-const COMPRESS_PARAMS = new Set([
-  ...Object.keys(constants)
-    .filter((name) => name.startsWith('ZSTD_c_'))
-    .map((name) => constants[name]),
-  ZSTD_c_targetCBlockSize,
-])
-/** node:zlib's largest ZSTD_c_* constant: keys past it are its ERR_ZSTD_INVALID_PARAM. */
-const MAX_PARAM_KEY = Math.max(...COMPRESS_PARAMS)
+const MAX_PARAM_KEY = Math.max(...PARAMETERS.map((row) => row.id))
 
 /** The smallest `chunkSize` node:zlib takes. */
 const MIN_CHUNK = 64
-const MAX_LENGTH = bufferConstants.MAX_LENGTH
 
 // ---------------------------------------------------------------------------------------------
-// Errors: node:zlib's own, besides the argument errors of errors.js.
-
-function invalidParam(key) {
-  return coded(new RangeError(`${key} is not a valid zstd parameter`), 'ERR_ZSTD_INVALID_PARAM')
-}
+// Errors: node:zlib's own, besides the argument errors of lib/errors.js.
 
 function bufferTooLarge(limit) {
   return coded(new RangeError(`Cannot create a Buffer larger than ${limit} bytes`), 'ERR_BUFFER_TOO_LARGE')
@@ -185,115 +136,10 @@ function zlibError(error, decompressing, head) {
   return error
 }
 
-// ---------------------------------------------------------------------------------------------
-// Inputs: what node:zlib takes (a string, any ArrayBufferView, an ArrayBuffer or a
-// SharedArrayBuffer), read whole through the getters as they were when this module loaded.
-
-const typedArrayGetters = viewGetters(Object.getPrototypeOf(Uint8Array.prototype))
-const dataViewGetters = viewGetters(DataView.prototype)
-function viewGetters(prototype) {
-  const getter = (name) => Object.getOwnPropertyDescriptor(prototype, name).get
-  return { buffer: getter('buffer'), byteOffset: getter('byteOffset'), byteLength: getter('byteLength') }
-}
-
-/** `value` as a Uint8Array over the same bytes (a string encoded as UTF-8), or undefined if it is
- * of no type node:zlib takes. A view whose memory is gone reads as no bytes, as in the core. */
-function asBytes(value) {
-  if (isUint8Array(value)) return value
-  if (typeof value === 'string') return bufferFrom(value, 'utf8')
-  const getters = isTypedArray(value) ? typedArrayGetters : isDataView(value) ? dataViewGetters : undefined
-  try {
-    if (getters) return new Uint8Array(getters.buffer.call(value), getters.byteOffset.call(value), getters.byteLength.call(value))
-    if (isAnyArrayBuffer(value)) return new Uint8Array(value)
-  } catch {
-    return new Uint8Array(0)
-  }
-  return undefined
-}
-
-/** A view's length, as the getter was when this module loaded (an own `length` may say anything). */
-function lengthOf(view) {
-  return typedArrayGetters.byteLength.call(view)
-}
-
+/** What node:zlib takes (a string, any ArrayBufferView, an ArrayBuffer or a SharedArrayBuffer),
+ * read whole as the core reads it. */
 function inputBytes(value) {
-  const bytes = asBytes(value)
-  if (bytes === undefined) {
-    throw invalidType('buffer', 'of type string or an instance of Buffer, TypedArray, DataView, or ArrayBuffer', value)
-  }
-  return bytes
-}
-
-// ---------------------------------------------------------------------------------------------
-// Dictionaries. node:zlib takes a dictionary's bytes and loads them into its context on every
-// call; the core takes a Dictionary, prepared once. The last few prepared are kept, each with a
-// copy of its bytes, and a call whose dictionary has the same bytes (in any buffer) takes the
-// kept one: comparing 100 KiB takes microseconds, preparing it again far longer. One pushed out
-// is disposed at once, not left to the garbage collector: a loop of sync calls with ever new
-// dictionaries (the collector's finalizers wait for the event loop to turn) stays bounded.
-
-/** Dictionaries kept, the most recently used last: { bytes, prepared, pins, out }. */
-const kept = []
-const KEPT_DICTIONARIES = 8
-/** Entries pushed out while pinned, until released. */
-const pushedOut = new Map()
-
-/** The prepared Dictionary for `value` (a zstd-pool Dictionary, or bytes), pinned: a call that
- * takes one releases it with `release` once native code holds it. A pinned entry pushed out of
- * the cache is disposed of when released, not before: a getter or hook of the caller's that
- * makes other calls meanwhile cannot take it from under the call. */
-function preparedDictionary(value) {
-  if (value === undefined) return undefined
-  // A prepared Dictionary is taken as it is: code written for zstd-pool/zlib can skip the cache.
-  if (value instanceof core.Dictionary) return value
-  const bytes = isTypedArray(value) || isDataView(value) || isAnyArrayBuffer(value) ? asBytes(value) : undefined
-  if (bytes === undefined) {
-    throw invalidType('options.dictionary', 'an instance of Buffer, TypedArray, DataView, or ArrayBuffer', value)
-  }
-  const length = lengthOf(bytes)
-  // node:zlib loads an empty dictionary as none.
-  if (length === 0) return undefined
-  for (let i = kept.length - 1; i >= 0; i--) {
-    const entry = kept[i]
-    if (entry.bytes.length !== length || bufferCompare(entry.bytes, bytes) !== 0) continue
-    kept.splice(i, 1)
-    kept.push(entry)
-    entry.pins++
-    return entry.prepared
-  }
-  const copy = bufferFrom(bytes)
-  let prepared
-  try {
-    prepared = new core.Dictionary(copy)
-  } catch (error) {
-    // node:zlib: libzstd refused to load the dictionary into its context.
-    throw coded(new Error('Initialization failed', { cause: error }), 'ERR_ZLIB_INITIALIZATION_FAILED')
-  }
-  kept.push({ bytes: copy, prepared, pins: 1, out: false })
-  if (kept.length > KEPT_DICTIONARIES) {
-    const entry = kept.shift()
-    // Calls and streams already using it hold it until they end.
-    if (entry.pins === 0) {
-      entry.prepared[Symbol.dispose]()
-    } else {
-      entry.out = true
-      pushedOut.set(entry.prepared, entry)
-    }
-  }
-  return prepared
-}
-
-/** Unpins the dictionary `read` took (its call's native code holds it now, or failed). */
-function release(read) {
-  const prepared = read.dictionary
-  if (prepared === undefined) return
-  read.dictionary = undefined
-  const entry = kept.find((candidate) => candidate.prepared === prepared) ?? pushedOut.get(prepared)
-  if (entry === undefined || --entry.pins > 0) return
-  if (entry.out) {
-    pushedOut.delete(prepared)
-    prepared[Symbol.dispose]()
-  }
+  return bytes(value, 'buffer')
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,9 +161,9 @@ function compressParams(params) {
     if (!Number.isInteger(key) || key < 0 || key > MAX_PARAM_KEY || key in seen) throw invalidParam(name)
     seen[key] = true
     const value = paramValue(params[name], name)
-    if (!COMPRESS_PARAMS.has(key)) throw invalidParam(name)
+    if (!isParameter(key)) throw invalidParam(name)
     if (value === undefined) continue
-    result[key] = clamped(key, value)
+    result[key] = asLibzstdTakes(key, value)
     any = true
   }
   return any ? result : undefined
@@ -331,22 +177,6 @@ function paramValue(value, name) {
   if (typeof value !== 'number') throw invalidType(`options.params[${name}]`, 'of type number', value)
   const kept = value >>> 0
   return kept === 0xffffffff ? undefined : kept | 0
-}
-
-/** What libzstd makes of `value` where it raises or lowers it rather than refusing it (so that
- * node:zlib takes it): the level to its range (node:zlib's level 100 is 22), targetCBlockSize up
- * to its least, the workers and overlapLog down to their most (the core caps workers at the
- * cores anyway), any flag other than 0 as 1. The core refuses these out of range; other values
- * go to it as given. Long-distance matching's 2 ("off" in libzstd) is 0 (libzstd decides): the
- * core cannot set "off" (see docs/parameters.md). */
-function clamped(key, value) {
-  if (key === ZSTD_c_compressionLevel) return Math.min(Math.max(value, core.MIN_LEVEL), core.MAX_LEVEL)
-  if (key === ZSTD_c_targetCBlockSize && value !== 0) return Math.max(value, MIN_TARGET_CBLOCK_SIZE)
-  if (key === constants.ZSTD_c_nbWorkers) return Math.min(Math.max(value, 0), MAX_WORKERS)
-  if (key === constants.ZSTD_c_overlapLog) return Math.min(Math.max(value, 0), MAX_OVERLAP_LOG)
-  if (FLAGS.has(key)) return value === 0 ? 0 : 1
-  if (key === constants.ZSTD_c_enableLongDistanceMatching && value === 2) return 0
-  return value
 }
 
 /** The decompression `params`, as the core's: windowLogMax (100) is the only one, checked by
@@ -404,7 +234,7 @@ function readOptions(options, decompressing) {
   let dictionary
   let dictionaryError
   try {
-    dictionary = preparedDictionary(dictionaryValue)
+    dictionary = keptDictionary(dictionaryValue)
   } catch (error) {
     // node:zlib refuses a dictionary it cannot load when it starts to decompress, but reports it
     // when it compresses (to the callback, or as the stream's error event).

@@ -1,6 +1,6 @@
 'use strict'
 // Argument errors worded as Node's own (its internal/errors is not reachable from a package),
-// shared by the package's entries (main.js, zlib.js). Internal: not part of the public API.
+// shared by every face of the package (main.js, zlib.js, browser.mjs). Internal: not part of the public API.
 
 function describe(value) {
   if (value === null || value === undefined) return String(value)
@@ -54,4 +54,20 @@ function outOfRange(name, expected, value) {
   return coded(error, 'ERR_OUT_OF_RANGE')
 }
 
-module.exports = { coded, describe, invalidType, invalidValue, outOfRange, safely }
+/** An option that may not be given with another. */
+function incompatible(first, second) {
+  const error = new TypeError(`Option "${first}" cannot be used in combination with option "${second}"`)
+  return coded(error, 'ERR_INCOMPATIBLE_OPTION_PAIR')
+}
+
+/** A `params` key that names no parameter (node:zlib's wording and code). */
+function invalidParam(key) {
+  return coded(new RangeError(`${key} is not a valid zstd parameter`), 'ERR_ZSTD_INVALID_PARAM')
+}
+
+/** What the platform cannot do (the WebAssembly build has no multi-threading). */
+function unavailable(message) {
+  return coded(new Error(message), 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM')
+}
+
+module.exports = { coded, describe, incompatible, invalidParam, invalidType, invalidValue, outOfRange, safely, unavailable }

@@ -1,0 +1,126 @@
+'use strict'
+// The one-shot API, and its native calls, sync and async, on options already read (options.js):
+// each takes the views of its input and prefix right before the native call, after everything that can run
+// the caller's code, and passes either the input (native builds, with the slab for a small
+// result) or its length in the staging area (the WebAssembly build).
+
+const { binding } = require('./binding.js')
+const { cancellable } = require('./cancel.js')
+const { compressOptions, decompressOptions, prefixView } = require('./options.js')
+const { bytes } = require('./primordials.js')
+const { currentSlab, result, slabOffset } = require('./results.js')
+const { inlineMicros, SYNC, settled } = require('./schedule.js')
+const { STAGED, STAGE_OWNER, compressRoom, decompressRoom, shrinkStage, staged } = require('./staging.js')
+
+/** `compressSync` of an input and options already checked. */
+function compressNow(input, { level, checksum, workers, dictionary, tuning, prefix: prefixSource }) {
+  const prefix = prefixView(prefixSource)
+  if (STAGED) {
+    const length = staged(input, compressRoom(input))
+    return result(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, SYNC, undefined))
+  }
+  const buffer = currentSlab()
+  return result(binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, SYNC, buffer, slabOffset()))
+}
+
+/** The native call of `compress`: its result, or a Promise of it. */
+function startCompress(data, options, cancellation) {
+  // Before the views: it calls setImmediate, which async_hooks hooks see.
+  const micros = inlineMicros()
+  const { level, checksum, workers, dictionary, tuning } = options
+  const input = bytes(data, 'data')
+  const prefix = prefixView(options.prefix)
+  if (STAGED) {
+    const length = staged(input, compressRoom(input))
+    return shrinkStage(
+      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, micros, cancellation),
+    )
+  }
+  const buffer = currentSlab()
+  return binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, micros, buffer, slabOffset(), cancellation)
+}
+
+/** `decompressSync` of an input and options already checked. */
+function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefix: prefixSource }) {
+  const prefix = prefixView(prefixSource)
+  if (STAGED) {
+    const length = staged(input, decompressRoom(input))
+    return result(
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, undefined),
+    )
+  }
+  const buffer = currentSlab()
+  return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, buffer, slabOffset()))
+}
+
+/** The native call of `decompress`: its result, or a Promise of it. */
+function startDecompress(data, settings, cancellation) {
+  // Before the views, as in startCompress.
+  const micros = inlineMicros()
+  const { maxOutputLength, windowLogMax, dictionary } = settings
+  const input = bytes(data, 'data')
+  const prefix = prefixView(settings.prefix)
+  if (STAGED) {
+    const length = staged(input, decompressRoom(input))
+    return shrinkStage(
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, micros, cancellation),
+    )
+  }
+  const buffer = currentSlab()
+  return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabOffset(), cancellation)
+}
+
+/** The Promise of an async call on `data`, `start(data, settings, cancellation)` making the
+ * native call. */
+function asyncCall(start, data, settings) {
+  // Checked now, so that a wrong type is the error whatever the signal says. The view itself is
+  // taken by `start`, after everything that can run the caller's code (the signal's, hooks).
+  bytes(data, 'data')
+  if (settings.signal === undefined) return settled(start(data, settings, undefined))
+  return cancellable(settings.signal, (cancellation) => start(data, settings, cancellation))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one-shot API, as main.js and browser.mjs export it.
+
+/**
+ * Compresses `data` into one zstd frame that records its content size. `level` is a number or
+ * an object of options; it defaults to 3.
+ */
+function compressSync(data, level) {
+  // The options first: their getters may run code, which must find no view of the input taken.
+  const settings = compressOptions(level)
+  return compressNow(bytes(data, 'data'), settings)
+}
+
+/** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
+function compress(data, level) {
+  try {
+    const settings = compressOptions(level)
+    return asyncCall(startCompress, data, settings)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+/**
+ * Decompresses every frame in `data` (frames with or without a recorded size, concatenated
+ * frames, skippable frames) and returns their content, within `maxOutputLength` and
+ * `windowLogMax`.
+ */
+function decompressSync(data, options) {
+  const settings = decompressOptions(options)
+  return decompressNow(bytes(data, 'data'), settings)
+}
+
+/** Decompresses `data` off the main thread (or at once when it is small); see decompressSync. */
+function decompress(data, options) {
+  try {
+    const settings = decompressOptions(options)
+    return asyncCall(startDecompress, data, settings)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+module.exports = { compress, compressNow, compressSync, decompress, decompressNow, decompressSync }

@@ -1,0 +1,64 @@
+'use strict'
+// What the package calls on the caller's values, taken once when it loads, so that code patching
+// globals later (a prototype's getter) cannot run in the middle of a call; and the one reading of
+// an input as bytes that every face uses.
+
+const { invalidType } = require('./errors.js')
+const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array, utf8 } = require('#platform')
+
+const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype)
+const typedArrayGetters = viewGetters(typedArrayPrototype)
+const dataViewGetters = viewGetters(DataView.prototype)
+function viewGetters(prototype) {
+  const getter = (name) => Object.getOwnPropertyDescriptor(prototype, name).get
+  return { buffer: getter('buffer'), byteOffset: getter('byteOffset'), byteLength: getter('byteLength') }
+}
+const typedArraySet = typedArrayPrototype.set
+
+/** A view's length in bytes, as the getter was when this module loaded (an own or patched
+ * `length` may say anything). */
+function lengthOf(view) {
+  return typedArrayGetters.byteLength.call(view)
+}
+
+const INPUT_TYPES = 'of type string or an instance of Buffer, TypedArray, DataView, or ArrayBuffer'
+
+/**
+ * `data` as a Uint8Array over the same bytes (a string is encoded as UTF-8): every
+ * ArrayBufferView is read whole, through the getters as they were when this module loaded.
+ * Anything else is an ERR_INVALID_ARG_TYPE naming `name`.
+ */
+function bytes(data, name) {
+  if (isUint8Array(data)) return data
+  if (typeof data === 'string') return utf8(data)
+  const getters = isTypedArray(data) ? typedArrayGetters : isDataView(data) ? dataViewGetters : undefined
+  // A view whose memory is gone (detached, or past the end of a shrunk resizable buffer) reads
+  // as no bytes, as a detached Uint8Array does.
+  if (getters) {
+    const { buffer, byteOffset, byteLength } = getters
+    return viewOrEmpty(() => new Uint8Array(buffer.call(data), byteOffset.call(data), byteLength.call(data)))
+  }
+  if (isAnyArrayBuffer(data)) return viewOrEmpty(() => new Uint8Array(data))
+  throw invalidType(name, INPUT_TYPES, data)
+}
+
+function viewOrEmpty(view) {
+  try {
+    return view()
+  } catch {
+    return new Uint8Array(0)
+  }
+}
+
+/** Whether `value` is bytes of a kind other than a string: a view or an ArrayBuffer. */
+function isBinary(value) {
+  return isTypedArray(value) || isDataView(value) || isAnyArrayBuffer(value)
+}
+
+module.exports = {
+  bytes,
+  isBinary,
+  lengthOf,
+  typedArrayGetters,
+  typedArraySet,
+}

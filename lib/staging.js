@@ -1,0 +1,127 @@
+'use strict'
+// Under WASI (the WebAssembly build, in Node or a browser), a Buffer's memory lives outside the
+// module's, and emnapi copies each input's whole ArrayBuffer in (kept until it is collected) and
+// each result out through a fresh ArrayBuffer: most of the time of a small call. There, calls
+// pass numbers only: the input is copied into the staging area, a Uint8Array over the module's
+// own memory, and a result that fits past it is written there and copied out by results.js;
+// other results come as NativeBytes, copied out through a view of their own (see
+// src/staging.rs). Elsewhere nothing here runs but `ownMemory`, which returns its argument.
+
+const { binding, capabilities } = require('./binding.js')
+const { coded } = require('./errors.js')
+const { allocUnsafeSlow, isPromise, isUint8Array } = require('#platform')
+const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
+
+const STAGED = capabilities.staged
+const STAGE_MIN = 2 << 20
+/** Room for a decompressed result: one that does not fit comes as NativeBytes. */
+const STAGE_ROOM = 1 << 20
+/** A staging area larger than this is replaced by a small one after the call that needed it. */
+const STAGE_KEEP = 8 << 20
+/** The largest staging area: what a Rust allocation and an emnapi view can span on wasm32. */
+const MAX_STAGE = 2 ** 31 - 1
+/** This copy of the package's own staging area (another copy of it may share the module). */
+const STAGE_OWNER = STAGED ? binding.stagingOwner() : 0
+let stage = null
+// The memory under `stage`, taken when it is made: results are viewed through these, never
+// through methods of `stage` that a patched `Symbol.species` could divert into calling back in.
+let stageBuffer = null
+let stageOffset = 0
+
+/** Where a small result is written in the staging area: past the input, 8-byte aligned. */
+let stageResultAt = 0
+
+/** Copies `input` into the staging area, with `room` bytes past it for the result, and returns
+ * its length, for a staged native call made right after, with nothing in between that could run
+ * other code (which could call back in). */
+function staged(input, room) {
+  const length = lengthOf(input)
+  stageResultAt = Math.ceil(length / 8) * 8
+  const wanted = stageResultAt + room
+  const size = stage === null ? 0 : lengthOf(stage)
+  if (size < wanted || (size > STAGE_KEEP && wanted <= STAGE_KEEP)) replaceStage(wanted)
+  // A view whose memory is gone (see `bytes`) reads as no bytes: there is nothing to copy.
+  if (length > 0) typedArraySet.call(stage, input)
+  return length
+}
+
+/** The room to keep past an input for its result: none for a large input, whose result comes
+ * as NativeBytes (an area twice its size would only cost time, and address space). */
+function roomFor(input, room) {
+  return lengthOf(input) > STAGE_KEEP ? 0 : room
+}
+
+/** The room a compressed result needs: an upper bound of the size of `input` compressed
+ * (libzstd's ZSTD_COMPRESSBOUND, rounded up), or none for a large input. */
+function compressRoom(input) {
+  const length = lengthOf(input)
+  return roomFor(input, length + Math.ceil(length / 256) + 1024)
+}
+
+/** The room a decompressed result gets. */
+function decompressRoom(input) {
+  return roomFor(input, STAGE_ROOM)
+}
+
+/**
+ * `view` for a native call that takes it as a Buffer (a stream's chunk). Under WASI emnapi copies
+ * the whole ArrayBuffer behind a view into the module on every such call, and keeps the copy
+ * until that ArrayBuffer is collected: chunks cut from one large buffer would cost the whole
+ * buffer each. There the chunk is copied into memory of its own first.
+ */
+function ownMemory(view) {
+  const length = STAGED ? lengthOf(view) : 0
+  // Empty (or with its memory gone): nothing to copy.
+  if (length === 0) return view
+  const copy = allocUnsafeSlow(length)
+  typedArraySet.call(copy, view)
+  return copy
+}
+
+/** A new staging area of at least `wanted` bytes (a power of two up to STAGE_KEEP), in place
+ * of the current one. */
+function replaceStage(wanted) {
+  stage = null
+  stageBuffer = null
+  if (wanted > MAX_STAGE) {
+    throw coded(
+      new RangeError(`zstd-pool: the WebAssembly build takes inputs of at most ${MAX_STAGE} bytes`),
+      'ERR_MEMORY_ALLOCATION_FAILED',
+    )
+  }
+  const size = wanted > STAGE_KEEP ? wanted : 2 ** Math.ceil(Math.log2(Math.max(STAGE_MIN, wanted)))
+  const area = binding.stagingArea(STAGE_OWNER, size)
+  // Once the module is torn down (in an 'exit' listener), no area comes back.
+  if (!isUint8Array(area)) throw coded(new Error('zstd-pool: the WebAssembly module is shut down'), 'ERR_INVALID_STATE')
+  stage = area
+  stageBuffer = typedArrayGetters.buffer.call(area)
+  stageOffset = typedArrayGetters.byteOffset.call(area)
+}
+
+/** Replaces a large staging area once the call that needed it is queued (it owns a copy). */
+function shrinkStage(value) {
+  if (isPromise(value) && stage !== null && lengthOf(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
+  return value
+}
+
+/** A view of the `length` bytes of result a staged call wrote: copy it before `afterStagedCall`. */
+function stagedView(length) {
+  return new Uint8Array(stageBuffer, stageOffset + stageResultAt, length)
+}
+
+/** After a staged call's result is taken: an area that grew for it is made small again. */
+function afterStagedCall() {
+  if (lengthOf(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
+}
+
+module.exports = {
+  STAGED,
+  STAGE_OWNER,
+  afterStagedCall,
+  compressRoom,
+  decompressRoom,
+  ownMemory,
+  shrinkStage,
+  staged,
+  stagedView,
+}
