@@ -13,17 +13,8 @@ const { compress, compressSync, decompress, decompressSync } = require('./lib/ca
 const { Dictionary, trainDictionary } = require('./lib/dictionary.js')
 const { DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } = require('./lib/parameters.js')
 const { configurePool, poolStats } = require('./lib/pool.js')
-const { compressMany, compressManySync, decompressMany, decompressManySync } = require('./many.js')
-const { frameInfo } = require('./frame.js')
-const {
-  createCompressStream,
-  createDecompressStream,
-  ZstdCompress,
-  ZstdCompressionStream,
-  ZstdDecompress,
-  ZstdDecompressionStream,
-} = require('./stream.js')
-
+// The other faces' exports are spread in, in this order, so that Node's ES module loader (and
+// main.mjs's `export *`) finds every name without a second list.
 module.exports = {
   compress,
   compressSync,
@@ -36,15 +27,7 @@ module.exports = {
   MIN_LEVEL,
   MAX_LEVEL,
   DEFAULT_LEVEL,
-  ZstdCompress,
-  ZstdDecompress,
-  createCompressStream,
-  createDecompressStream,
-  ZstdCompressionStream,
-  ZstdDecompressionStream,
-  compressMany,
-  compressManySync,
-  decompressMany,
-  decompressManySync,
-  frameInfo,
+  ...require('./stream.js'),
+  ...require('./many.js'),
+  ...require('./frame.js'),
 }

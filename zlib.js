@@ -3,7 +3,7 @@
 // over zstd-pool's core, so that code written for node:zlib changes one import to get the pools and
 // the threadpool lanes. Options are read as Node's lib/zlib.js reads them (the same names, defaults,
 // ranges and error codes) and turned into the core's; errors from the core get node:zlib's codes
-// and `errno`. Where the two differ on purpose, README.md ("Drop-in for node:zlib") says why, and
+// and `errno`. Where the two differ on purpose, docs/zlib.md says why, and
 // __test__/zlib.spec.ts shows it.
 
 const { Buffer } = require('node:buffer')

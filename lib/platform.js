@@ -32,8 +32,9 @@ function loadBinding() {
       `zstd-pool: no native binary loads here (${target}, Node ${process.version}). It looks for the package ` +
         `zstd-pool-${target} (installed as an optional dependency) or a zstd-pool.${target}.node file next to index.js. ` +
         'Install zstd-pool on the machine that runs it (node_modules copied from another OS or libc lack the right binary), ' +
-        'and keep optional dependencies on: npm install --include=optional. A bundle (esbuild, webpack) holds only the ' +
-        "binaries installed where it was built, emitted next to it: see Bundling in zstd-pool's README.",
+        'and keep optional dependencies on: npm install --include=optional. Where no native binary exists, install the ' +
+        'WebAssembly build as well: npm install zstd-pool-wasm32-wasi. A bundle (esbuild, webpack) holds only the ' +
+        'binaries installed where it was built, emitted next to it: see docs/bundling.md in the zstd-pool package.',
     )
     error.cause = cause
     throw coded(error, 'ERR_ZSTD_POOL_NO_BINARY')

@@ -7,8 +7,8 @@
 // This side tells native code how many microseconds a call may take on the spot (`inlineMicros`);
 // native code compares its estimate with that.
 //
-// A trip through the libuv threadpool costs about 35 µs with one call in flight (README, "Async
-// calls and the event loop"), several times the work of compressing 1 KiB, so an async call whose
+// A trip through the libuv threadpool costs about 35 µs with one call in flight (docs/async.md,
+// measured on the 2-core VM of the benchmark), several times the work of compressing 1 KiB, so an async call whose
 // work is estimated under MAX_INLINE_MICROS runs on the spot and its Promise settles at once. Two
 // limits keep that from hurting. Calls issued in a burst (no microtask checkpoint since the last
 // one ran on the spot) go to the threadpool unless tiny (MAX_BURST_INLINE_MICROS), where small
@@ -25,9 +25,9 @@ const { materialize, result } = require('./results.js')
 /** What a sync call passes: any work runs on the spot. */
 const SYNC = Number.POSITIVE_INFINITY
 /** Work estimated under this runs on the spot: the ~35 µs round trip plus settling its Promise
- * (commit e7aa252, which brought inline calls; the README's figures are measured against it). */
+ * (commit e7aa252, which brought inline calls; docs/async.md's figures are measured against it). */
 const MAX_INLINE_MICROS = 50
-/** In a burst: 6 µs where lanes take small calls (decompressing a few KB, README), else 12 µs
+/** In a burst: 6 µs where lanes take small calls (decompressing a few KB, docs/async.md), else 12 µs
  * (the same as native code's HELP_BELOW_MICROS). Chosen with the lanes (commit e4bddab); no
  * measurement of the value itself is recorded. */
 const MAX_BURST_INLINE_MICROS = capabilities.lanes && parallelism > 1 ? 6 : 12
