@@ -30,32 +30,26 @@ function prefixView(value) {
   return value === undefined ? undefined : bytes(value, 'options.prefix')
 }
 
-const DEFAULTS = Object.freeze({
-  level: DEFAULT_LEVEL,
-  checksum: false,
-  workers: 0,
-  dictionary: undefined,
-  signal: undefined,
-  tuning: undefined,
-  prefix: undefined,
-})
+/** The settings of a call given a level alone. A literal, not a spread of DEFAULTS (frozen): about
+ * 0.2 µs less a call. */
+function levelSettings(levelValue) {
+  return {
+    level: levelValue,
+    checksum: false,
+    workers: 0,
+    dictionary: undefined,
+    signal: undefined,
+    tuning: undefined,
+    prefix: undefined,
+  }
+}
+
+const DEFAULTS = Object.freeze(levelSettings(DEFAULT_LEVEL))
 
 /** The second argument of the compress functions: a level, or an object of options. */
 function compressOptions(options, name = 'level') {
   if (options === undefined || options === null) return DEFAULTS
-  if (typeof options === 'number') {
-    // A literal, not a spread of DEFAULTS (frozen): about 0.2 µs less a call.
-    const levelValue = level(options, name)
-    return {
-      level: levelValue,
-      checksum: false,
-      workers: 0,
-      dictionary: undefined,
-      signal: undefined,
-      tuning: undefined,
-      prefix: undefined,
-    }
-  }
+  if (typeof options === 'number') return levelSettings(level(options, name))
   if (typeof options !== 'object') throw invalidType(name, 'of type number or an object of compress options', options)
   // Read by name, each once, in this order; the parameters' names after these.
   const {
