@@ -2,12 +2,13 @@
 //! natively before any JavaScript can see them, the caller's slab), errors, and the few plain
 //! values the exports return. The rules are those of the folder (see `mod.rs`).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
 
-use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue};
+use napi::bindgen_prelude::{FromNapiValue, JavaScriptClassExt, ToNapiValue, TypeName, ValidateNapiValue};
+use napi::JsValue;
 use napi::{sys, Env, ValueType};
 use napi_derive::napi;
 use zstd::zstd_safe::WriteBuf;
@@ -39,18 +40,9 @@ impl Js {
     self.0
   }
 
-  pub fn null(env: &Env) -> Result<Self, Failure> {
-    let mut result = ptr::null_mut();
-    // SAFETY: on the JavaScript thread of `env` (this module's rule); runs no JavaScript.
-    let status = unsafe { sys::napi_get_null(env.raw(), &mut result) };
-    checked(status, "napi_get_null").map(|()| Self(result))
-  }
-
+  #[inline]
   pub fn number(env: &Env, value: u32) -> Result<Self, Failure> {
-    let mut result = ptr::null_mut();
-    // SAFETY: on the JavaScript thread of `env` (this module's rule); runs no JavaScript.
-    let status = unsafe { sys::napi_create_uint32(env.raw(), value, &mut result) };
-    checked(status, "napi_create_uint32").map(|()| Self(result))
+    env.create_uint32(value).map(|number| Self(number.raw())).map_err(|_| Failure::Napi("napi_create_uint32"))
   }
 }
 
@@ -81,32 +73,39 @@ pub fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
   if status != sys::Status::napi_ok || error.is_null() {
     return None;
   }
-  let property = |name: &'static std::ffi::CStr, value: &str| sys::napi_property_descriptor {
-    utf8name: name.as_ptr(),
-    name: ptr::null_mut(),
-    method: None,
-    getter: None,
-    setter: None,
-    value: string(env, value),
-    attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
-    data: ptr::null_mut(),
-  };
-  let mut properties = vec![property(c"code", shape.code)];
+  let mut properties = vec![(c"code", string(env, shape.code))];
   if matches!(failure, Failure::Aborted) {
     // Node names its AbortErrors so.
-    properties.push(property(c"name", "AbortError"));
+    properties.push((c"name", string(env, "AbortError")));
   }
-  // Defining runs no setter.
-  // SAFETY: on the JavaScript thread; `error` was just made; names are static, values made here.
-  unsafe { sys::napi_define_properties(env.raw(), error, properties.len(), properties.as_ptr()) };
+  define_own(env, error, &properties);
   Some(error)
 }
 
+/// Defines `properties` on `object` as its own (writable, enumerable, configurable): defining
+/// runs no setter (one on `Object.prototype`, `Error.prototype` or `Array.prototype`).
+fn define_own(env: &Env, object: sys::napi_value, properties: &[(&CStr, sys::napi_value)]) -> sys::napi_status {
+  let descriptors: Vec<_> = properties
+    .iter()
+    .map(|&(name, value)| sys::napi_property_descriptor {
+      utf8name: name.as_ptr(),
+      name: ptr::null_mut(),
+      method: None,
+      getter: None,
+      setter: None,
+      value,
+      attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
+      data: ptr::null_mut(),
+    })
+    .collect();
+  // SAFETY: on the JavaScript thread of `env`; `object` and the values were made on it; the
+  // names outlive the call (they are borrowed for it), which runs no JavaScript.
+  unsafe { sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr()) }
+}
+
+/// A JavaScript string holding a copy of `text`; null if it could not be made.
 pub(crate) fn string(env: &Env, text: &str) -> sys::napi_value {
-  let mut value = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; `text` is UTF-8 of the length given, copied.
-  unsafe { sys::napi_create_string_utf8(env.raw(), text.as_ptr().cast(), text.len() as isize, &mut value) };
-  value
+  env.create_string(text).map_or(ptr::null_mut(), |string| string.raw())
 }
 
 /// Throws `failure` as its JavaScript error and returns what tells napi-rs that an exception is
@@ -115,8 +114,7 @@ pub(crate) fn string(env: &Env, text: &str) -> sys::napi_value {
 pub fn throw(env: &Env, failure: Failure) -> napi::Error {
   let pending = napi::Error::new(napi::Status::PendingException, failure.shape().message);
   match error_value(env, &failure) {
-    // SAFETY: on the JavaScript thread of `env`; `error` is a value made on it.
-    Some(error) if unsafe { sys::napi_throw(env.raw(), error) } == sys::Status::napi_ok => pending,
+    Some(error) if env.throw(Js(error)).is_ok() => pending,
     _ if exception_pending(env) => pending,
     _ => napi::Error::from_reason(failure.shape().message),
   }
@@ -139,23 +137,8 @@ pub fn array(env: &Env, len: usize, elements: &[(usize, sys::napi_value)]) -> Re
     return Err(Failure::Napi("napi_create_array_with_length"));
   }
   let names: Vec<CString> = elements.iter().map(|(index, _)| CString::new(index.to_string()).unwrap_or_default()).collect();
-  let properties: Vec<_> = elements
-    .iter()
-    .zip(&names)
-    .map(|((_, value), name)| sys::napi_property_descriptor {
-      utf8name: name.as_ptr(),
-      name: ptr::null_mut(),
-      method: None,
-      getter: None,
-      setter: None,
-      value: *value,
-      attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
-      data: ptr::null_mut(),
-    })
-    .collect();
-  // SAFETY: on the JavaScript thread; `array` was just made; the names outlive the call.
-  let status = unsafe { sys::napi_define_properties(env.raw(), array, properties.len(), properties.as_ptr()) };
-  if status != sys::Status::napi_ok {
+  let properties: Vec<_> = elements.iter().zip(&names).map(|(&(_, value), name)| (name.as_c_str(), value)).collect();
+  if define_own(env, array, &properties) != sys::Status::napi_ok {
     return Err(Failure::Napi("napi_define_properties"));
   }
   Ok(Js(array))
@@ -232,8 +215,8 @@ pub fn result_bytes(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
     return buffer_copy(env, &bytes);
   }
   let native = NativeBytes { bytes: Mutex::new(bytes) };
-  // SAFETY: on the JavaScript thread of `env`; makes an instance without calling its constructor.
-  unsafe { NativeBytes::to_napi_value(env.raw(), native) }.map(Js).map_err(|_| Failure::Napi("NativeBytes"))
+  // An instance made without calling its constructor.
+  native.into_instance(env).map(|instance| Js(instance.value)).map_err(|_| Failure::Napi("NativeBytes"))
 }
 
 /// A large result in native memory, waiting for `main.js` to move it into a Buffer; under WASI,
@@ -268,12 +251,16 @@ impl NativeBytes {
   /// Under WASI, a `Uint8Array` over the bytes, in the module's memory, valid until `release`
   /// (the caller copies it out and drops it); `null` in native builds.
   #[napi(ts_return_type = "Uint8Array | null")]
-  pub fn view(&self, env: Env) -> napi::Result<Js> {
+  pub fn view(&self, env: Env) -> napi::Result<Option<Js>> {
     #[cfg(target_family = "wasm")]
     let view = super::staging::view(&env, &self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())).map(Js);
+    #[cfg(target_family = "wasm")]
+    return view.map(Some).map_err(|failure| throw(&env, failure));
     #[cfg(not(target_family = "wasm"))]
-    let view = Js::null(&env);
-    view.map_err(|failure| throw(&env, failure))
+    {
+      let _ = env;
+      Ok(None)
+    }
   }
 
   /// Frees the bytes.
@@ -363,8 +350,8 @@ impl Target {
     if len > self.len.checked_sub(offset)? {
       return None;
     }
-    // SAFETY: `offset <= self.len`, and `self.data` points at the target's `self.len` bytes.
-    let start = unsafe { self.data.add(offset) };
+    // In bounds: `offset <= self.len`, and `self.data` points at the target's `self.len` bytes.
+    let start = self.data.wrapping_add(offset);
     #[cfg(target_family = "wasm")]
     if !super::staging::contains(start as usize, len) {
       return None;

@@ -40,6 +40,7 @@ pub const ENABLED: bool = !cfg!(target_family = "wasm");
 const LANE_BELOW_MICROS: f64 = 1000.0;
 
 /// Calls estimated under this (µs) may run on the spot when the lanes are backed up (see `help`).
+#[cfg(not(target_family = "wasm"))]
 const HELP_BELOW_MICROS: f64 = 12.0;
 
 /// Whether an async call estimated to take `micros`, which `main.js` would let run on the spot up
@@ -102,7 +103,7 @@ mod native {
   use zstd_pool_core::error::Failure;
 
   use crate::napi::js::{string, Js};
-  use crate::napi::work::{can_run_js, Job, Work};
+  use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
 
   /// A call's job, counted in its thread's calls in flight until it is dropped: on the
   /// JavaScript thread, as its Promise is settled (or with its work, if it never is).
@@ -319,37 +320,7 @@ mod native {
     /// Queues a drainer on the threadpool. Can run JavaScript (an `async_hooks` init hook), which
     /// may call in and queue more: no lock is held.
     fn start_drainer(self: &Arc<Self>, env: &Env) -> Result<(), ()> {
-      let drainer = Box::into_raw(Box::new(Drainer { lanes: self.clone(), handle: ptr::null_mut(), again: false }));
-      let mut handle = ptr::null_mut();
-      // SAFETY: on the JavaScript thread of `env`; `drainer` is a live Box, handed to libuv's
-      // callbacks once the work is queued (`drain` borrows it, `drained` frees it).
-      let mut status = unsafe {
-        sys::napi_create_async_work(
-          env.raw(),
-          ptr::null_mut(),
-          string(env, "zstd-pool:lane"),
-          Some(drain),
-          Some(drained),
-          drainer.cast(),
-          &mut handle,
-        )
-      };
-      if status == sys::Status::napi_ok {
-        // SAFETY: not yet queued: nothing else sees `drainer`.
-        unsafe { (*drainer).handle = handle };
-        // SAFETY: on the JavaScript thread; `handle` was just made.
-        status = unsafe { sys::napi_queue_async_work(env.raw(), handle) };
-      }
-      if status == sys::Status::napi_ok {
-        return Ok(());
-      }
-      if !handle.is_null() {
-        // SAFETY: on the JavaScript thread; made and never queued.
-        unsafe { sys::napi_delete_async_work(env.raw(), handle) };
-      }
-      // SAFETY: from Box::into_raw above; no callback will see it.
-      drop(unsafe { Box::from_raw(drainer) });
-      Err(())
+      queue_work(env, "zstd-pool:lane", Drainer { lanes: self.clone(), again: false }, drop).map_err(drop)
     }
 
     /// Gives up the slot of a drainer that stopped without running its calls (it could not be
@@ -462,16 +433,22 @@ mod native {
 
   struct Drainer {
     lanes: Arc<Lanes>,
-    handle: sys::napi_async_work,
     /// Its slice ran out with calls still queued: `drained` queues the next drainer in its place.
     again: bool,
   }
 
+  impl AsyncWork for Drainer {
+    fn execute(&mut self) {
+      drain(self)
+    }
+
+    fn complete(self, env: &Env, status: sys::napi_status) {
+      drained(self, env, status)
+    }
+  }
+
   /// A drainer's work: shares of the queue, one after another, until none is left for `LINGER`.
-  unsafe extern "C" fn drain(_env: sys::napi_env, data: *mut c_void) {
-    // SAFETY: the `Drainer` that `start_drainer` queued, ours until this returns (`drained`
-    // frees it after).
-    let drainer = unsafe { &mut *data.cast::<Drainer>() };
+  fn drain(drainer: &mut Drainer) {
     let lanes = drainer.lanes.clone();
     // Time spent running calls: waiting for more does not count against the slice.
     let mut busy = Duration::ZERO;
@@ -540,25 +517,21 @@ mod native {
     drop(state);
   }
 
-  unsafe extern "C" fn drained(env: sys::napi_env, status: sys::napi_status, data: *mut c_void) {
-    // SAFETY: the `Drainer` that `start_drainer` queued, handed back once: ours to free.
-    let drainer = unsafe { Box::from_raw(data.cast::<Drainer>()) };
-    let env = Env::from_raw(env);
+  /// A drainer's completion, on the JavaScript thread: the work item is deleted after it.
+  fn drained(drainer: Drainer, env: &Env, status: sys::napi_status) {
     if status == sys::Status::napi_cancelled {
-      drainer.lanes.stopped(&env, || Failure::Aborted);
+      drainer.lanes.stopped(env, || Failure::Aborted);
     } else if drainer.again {
       // As the environment is torn down (a worker terminated), Node still completes work items
       // but forbids JavaScript: making a work item would then throw from its `async_hooks` init
       // hooks, reported as uncaught. The queued calls are dropped instead: no one is left to tell.
-      if !can_run_js(&env) {
+      if !can_run_js(env) {
         drop(drainer.lanes.give_up_slot());
-      } else if drainer.lanes.start_drainer(&env).is_err() {
-        drainer.lanes.stopped(&env, || Failure::Napi("napi_queue_async_work"));
+      } else if drainer.lanes.start_drainer(env).is_err() {
+        drainer.lanes.stopped(env, || Failure::Napi("napi_queue_async_work"));
       }
     }
-    drainer.lanes.settle(&env);
-    // SAFETY: on the JavaScript thread; deleted once, here, after its callbacks ran.
-    unsafe { sys::napi_delete_async_work(env.raw(), drainer.handle) };
+    drainer.lanes.settle(env);
   }
 
   /// The thread-safe function's call: settles finished calls. `env` is null when Node empties the

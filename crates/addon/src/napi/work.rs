@@ -1,6 +1,7 @@
 //! Work on the libuv threadpool: a call's Promise, its work item's lifecycle, and its
-//! cancellation. The rules of `js.rs` hold here too; [`execute`] alone runs on a libuv thread, and
-//! touches no JavaScript value.
+//! cancellation. The rules of `js.rs` hold here too; a work item's `execute` alone runs on a libuv
+//! thread, and touches no JavaScript value. [`queue_work`] is the one place a work item is made,
+//! for a call's work and for the lanes' drainers alike.
 
 use std::ffi::c_void;
 use std::ptr;
@@ -110,67 +111,119 @@ impl<J: Job> Work<J> {
 /// Queues `job` on the libuv threadpool, as a work item of its own, and returns a Promise of its
 /// result. With a `cancellation`, `cancel()` on it stops the work if it has not started yet.
 pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
-  let raw_env = env.raw();
   let (promise, work) = promised(env, job)?;
   let state = work.state.clone();
-  let work = Box::into_raw(work);
-  let mut handle = ptr::null_mut();
-  // From here libuv's callbacks own `work`: `execute` borrows it, `complete` frees it. Can run
-  // JavaScript (an init hook), as above.
-  // SAFETY: on the JavaScript thread of `env`; `work` is a live Box, handed over once.
-  let mut status = unsafe {
-    sys::napi_create_async_work(
-      raw_env,
-      ptr::null_mut(),
-      string(env, J::NAME),
-      Some(execute::<J>),
-      Some(complete::<J>),
-      work.cast(),
-      &mut handle,
-    )
-  };
-  if status == sys::Status::napi_ok {
+  let queued = queue_work(env, J::NAME, *work, |handle| {
     state.handle.store(handle, Ordering::Release);
     // Attached before the work is queued, so that a libuv thread cannot start it first when the
-    // signal was aborted meanwhile (by JavaScript that ran above).
+    // signal was aborted meanwhile (by JavaScript that ran while the work item was made).
     if let Some(cancellation) = cancellation {
       cancellation.attach(state.clone());
     }
-    // SAFETY: on the JavaScript thread; `handle` was just created.
-    status = unsafe { sys::napi_queue_async_work(raw_env, handle) };
-  }
-  if status != sys::Status::napi_ok {
-    // Never queued: the callbacks will not run, so the work is ours to free, and a cancellation
-    // must not reach for its handle.
+  });
+  if let Err(work) = queued {
+    // Never queued: a cancellation must not reach for its handle.
     state.handle.store(ptr::null_mut(), Ordering::Release);
-    if !handle.is_null() {
-      // SAFETY: on the JavaScript thread; the handle was created and never queued.
-      unsafe { sys::napi_delete_async_work(raw_env, handle) };
-    }
-    // SAFETY: `work` came from Box::into_raw above and no callback will see it.
-    let work = unsafe { Box::from_raw(work) };
     work.fail(env, Failure::Napi("napi_queue_async_work"));
   }
   Ok(promise)
 }
 
-unsafe extern "C" fn execute<J: Job>(_env: sys::napi_env, data: *mut c_void) {
-  // `complete` frees it only after this returns; the JavaScript thread touches only `state`.
-  // SAFETY: `data` is the `Work<J>` that `queue` gave libuv, borrowed by nothing else meanwhile.
-  let work = unsafe { &mut *data.cast::<Work<J>>() };
-  work.execute();
+impl<J: Job> AsyncWork for Work<J> {
+  fn execute(&mut self) {
+    Work::execute(self)
+  }
+
+  fn complete(self, env: &Env, _status: sys::napi_status) {
+    // Taken first: from here, `cancel()` does nothing, since the handle is about to be deleted.
+    self.state.handle.store(ptr::null_mut(), Ordering::Release);
+    Work::complete(self, env)
+  }
 }
 
-unsafe extern "C" fn complete<J: Job>(env: sys::napi_env, _status: sys::napi_status, data: *mut c_void) {
-  // libuv calls this once per work, on the JavaScript thread, after `execute` (or instead of it).
-  // SAFETY: the `Work<J>` from `queue`, handed back once: ours to free.
-  let work = unsafe { Box::from_raw(data.cast::<Work<J>>()) };
-  // Taken first: from here, `cancel()` does nothing, since the handle is about to be deleted.
-  let handle = work.state.handle.swap(ptr::null_mut(), Ordering::AcqRel);
-  let env = Env::from_raw(env);
-  work.complete(&env);
-  // SAFETY: on the JavaScript thread; the handle is deleted once, here, after its callbacks ran.
+/// What a libuv work item does: [`queue_work`] hands it to libuv, which runs `execute` on one of
+/// its threads, then `complete` on the JavaScript thread (also when the work was cancelled
+/// before it ran: then `status` says so).
+pub(crate) trait AsyncWork: Send + Sized + 'static {
+  /// On a libuv thread; touches no JavaScript value.
+  fn execute(&mut self);
+  /// On the JavaScript thread, once; the work item is deleted right after.
+  fn complete(self, env: &Env, status: sys::napi_status);
+}
+
+/// A work item's data, as libuv's callbacks see it.
+struct Item<W> {
+  handle: sys::napi_async_work,
+  work: W,
+}
+
+/// Queues `work` as a libuv work item named `name` (what `async_hooks` show), calling `created`
+/// with its handle just before it is queued; gives `work` back if it could not be queued. Making
+/// the work item can run JavaScript (an `async_hooks` init hook): `work` must own all it reads.
+pub(crate) fn queue_work<W: AsyncWork>(
+  env: &Env,
+  name: &str,
+  work: W,
+  created: impl FnOnce(sys::napi_async_work),
+) -> Result<(), W> {
+  let item = Box::into_raw(Box::new(Item { handle: ptr::null_mut(), work }));
+  let mut handle = ptr::null_mut();
+  // From here libuv's callbacks own `item`, once queued: `execute_item` borrows it,
+  // `complete_item` frees it.
+  // SAFETY: on the JavaScript thread of `env`; `item` is a live Box, handed over once.
+  let mut status = unsafe {
+    sys::napi_create_async_work(
+      env.raw(),
+      ptr::null_mut(),
+      string(env, name),
+      Some(execute_item::<W>),
+      Some(complete_item::<W>),
+      item.cast(),
+      &mut handle,
+    )
+  };
+  if status == sys::Status::napi_ok {
+    created(handle);
+    // SAFETY: on the JavaScript thread; `handle` was just made, and `item` is not queued yet, so
+    // nothing else sees it.
+    status = unsafe {
+      (*item).handle = handle;
+      sys::napi_queue_async_work(env.raw(), handle)
+    };
+  }
+  if status == sys::Status::napi_ok {
+    return Ok(());
+  }
+  if !handle.is_null() {
+    delete_work(env, handle);
+  }
+  // SAFETY: `item` came from Box::into_raw above, and no callback will see it: never queued.
+  let item = unsafe { Box::from_raw(item) };
+  Err(item.work)
+}
+
+/// Deletes a work item: once its callbacks ran, or if it was never queued.
+fn delete_work(env: &Env, handle: sys::napi_async_work) {
+  // SAFETY: on the JavaScript thread of `env`; each handle is deleted once (by `queue_work` if
+  // never queued, else by `complete_item` after its callbacks ran).
   unsafe { sys::napi_delete_async_work(env.raw(), handle) };
+}
+
+unsafe extern "C" fn execute_item<W: AsyncWork>(_env: sys::napi_env, data: *mut c_void) {
+  // SAFETY: `data` is the item that `queue_work` gave libuv, which `complete_item` frees only
+  // after this returns; the JavaScript thread does not touch it meanwhile.
+  let item = unsafe { &mut *data.cast::<Item<W>>() };
+  item.work.execute();
+}
+
+unsafe extern "C" fn complete_item<W: AsyncWork>(env: sys::napi_env, status: sys::napi_status, data: *mut c_void) {
+  // libuv calls this once per work item, on the JavaScript thread, after `execute_item` (or
+  // instead of it).
+  // SAFETY: the item from `queue_work`, handed back once: ours to free.
+  let Item { handle, work } = *unsafe { Box::from_raw(data.cast::<Item<W>>()) };
+  let env = Env::from_raw(env);
+  work.complete(&env, status);
+  delete_work(&env, handle);
 }
 
 /// Settles the call's Promise, whatever happens: a Node-API call that failed on the way (Node 24
@@ -204,6 +257,7 @@ fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) 
 /// Whether JavaScript can run on `env`'s thread now: not while its environment is torn down.
 /// Calls a native function that does nothing, through `napi_call_function`, which checks that
 /// first (and runs no JavaScript).
+#[cfg(not(target_family = "wasm"))]
 pub(crate) fn can_run_js(env: &Env) -> bool {
   unsafe extern "C" fn nothing(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
     ptr::null_mut()
