@@ -9,7 +9,9 @@
 //!   streams, batches, frames, the pools, what the build can do; the WebAssembly build's staged
 //!   calls; the benchmark's floor, behind the `bench-floor` feature);
 //! - `napi/`: every raw Node-API call, and so every `unsafe` block of the addon (result
-//!   Buffers, errors, async work and its cancellation, the lanes, the staging areas).
+//!   Buffers, errors, async work and its cancellation, the lanes, the staging areas), with the
+//!   two classes that belong to them: `NativeBytes` (a result held natively) and
+//!   `Cancellation` (a queued call's cancel switch).
 //!
 //! `exports/` may use `napi/` and the core; `napi/` uses only the core; the core uses neither.
 //!
