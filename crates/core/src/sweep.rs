@@ -249,3 +249,43 @@ fn sleep(timeout: u64, deadline: Instant, for_trim: bool, for_idle: bool) {
   }
   PARKED.store(false, Ordering::SeqCst);
 }
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  /// Something idle until swept, counting its sweeps.
+  struct Probe {
+    idle: AtomicBool,
+    sweeps: AtomicU32,
+  }
+
+  impl Sweepable for Probe {
+    fn has_idle(&self) -> bool {
+      self.idle.load(Ordering::SeqCst)
+    }
+    fn sweep(&self, _now: u32) -> usize {
+      if self.idle.swap(false, Ordering::SeqCst) {
+        self.sweeps.fetch_add(1, Ordering::SeqCst);
+      }
+      0
+    }
+  }
+
+  #[test]
+  fn sweeps_what_registered_itself() {
+    static PROBE: Probe = Probe { idle: AtomicBool::new(false), sweeps: AtomicU32::new(0) };
+    register(&PROBE);
+    let before = timeout_ms();
+    set_timeout_ms(20);
+    PROBE.idle.store(true, Ordering::SeqCst);
+    note_idle();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while PROBE.sweeps.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+      std::thread::sleep(Duration::from_millis(5));
+    }
+    set_timeout_ms(before);
+    assert_eq!(PROBE.sweeps.load(Ordering::SeqCst), 1);
+    assert!(!PROBE.has_idle());
+  }
+}
