@@ -65,17 +65,6 @@ export declare class DecompressSession {
   close(): void
 }
 
-/** A set of payloads and what libzstd needs to work through them, one call at a time. */
-export declare class Floor {
-  /**
-   * `payloads` end to end, `sizes[i]` bytes each: inputs to compress, or frames to decompress
-   * (frames that record their content size).
-   */
-  constructor(compressing: boolean, payloads: Uint8Array, sizes: Uint32Array, level: number, fresh: boolean)
-  /** Makes `calls` calls, cycling through the payloads. */
-  run(calls: number): void
-}
-
 /**
  * A large result in native memory, waiting for `main.js` to move it into a Buffer; under WASI,
  * every result that is not written into a staging area (`main.js` copies it out through
@@ -165,13 +154,6 @@ export declare function compress(input: Uint8Array, level: number, checksum: boo
 export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
- * [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging
- * area, and a small result is written into it past the input (see `staging.rs`). Numbers only, and as few
- * as can do: emnapi reads each argument in a round trip through JavaScript.
- */
-export declare function compressStaged(owner: number, inputLength: number, level: number, checksum: boolean, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
-
-/**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
  * contexts stay cached and the idle timeout (`Infinity`: none), freeing what is beyond; each is
  * left as it is when not given. `main.js` has checked them.
@@ -223,9 +205,6 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
  * results (see `resolve`).
  */
 export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
-
-/** [`decompress`] under WASI, as [`compress_staged`] is [`compress`]. */
-export declare function decompressStaged(owner: number, inputLength: number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, cancellation?: Cancellation | undefined | null): number | NativeBytes | Promise<NativeBytes>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {
@@ -283,16 +262,6 @@ export interface PoolStats {
   /** How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit). */
   idleTimeoutMs: number
 }
-
-/**
- * Frees `owner`'s staging area and makes a new one of `len` bytes (see the module's
- * documentation); `null` in native builds, which need none. The caller drops its view of the old
- * area first: that memory goes back to the module's heap.
- */
-export declare function stagingArea(owner: number, len: number): Uint8Array | null
-
-/** A new owner of a staging area: an id to pass to the other functions here. */
-export declare function stagingOwner(): number
 
 /**
  * Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end

@@ -19,7 +19,7 @@ rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-gnu aarch64-un
 
 for target in x86_64-unknown-linux-gnu.2.17 x86_64-unknown-linux-musl aarch64-unknown-linux-gnu.2.17 aarch64-unknown-linux-musl; do
   echo "building $target"
-  npx napi build --platform --release --target "$target" --cross-compile --output-dir artifacts --no-js
+  npx napi build --platform --release --manifest-path crates/addon/Cargo.toml --target "$target" --cross-compile --output-dir artifacts --no-js
 done
 
 status=0

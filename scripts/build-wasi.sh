@@ -21,7 +21,7 @@ export CARGO_TARGET_WASM32_WASIP1_THREADS_RUSTFLAGS="-C target-feature=+simd128"
 # A separate output directory: a native `napi build` deletes the WASI outputs it finds, and
 # this one regenerates index.js as it should be.
 out=$(mktemp -d)
-npx napi build --platform --release --target wasm32-wasip1-threads --output-dir "$out" >/dev/null
+npx napi build --platform --release --manifest-path crates/addon/Cargo.toml --target wasm32-wasip1-threads --output-dir "$out" >/dev/null
 # The loader prefers a .debug.wasm when one is present; the release module is what ships.
 cp "$out"/zstd-pool.wasm32-wasi.wasm "$out"/zstd-pool.wasi.cjs "$out"/zstd-pool.wasi-browser.js \
   "$out"/wasi-worker.mjs "$out"/wasi-worker-browser.mjs .

@@ -1,0 +1,14 @@
+//! The `#[napi]` exports, by feature. Each turns typed napi-rs arguments into a core call, and
+//! its result (or [`Failure`](zstd_pool_core::error::Failure)) into JavaScript through `napi/`.
+
+pub mod batch;
+pub mod capabilities;
+pub mod dictionary;
+#[cfg(feature = "bench-floor")]
+pub mod floor;
+pub mod frame;
+pub mod oneshot;
+pub mod pool;
+#[cfg(target_family = "wasm")]
+pub mod staged;
+pub mod stream;

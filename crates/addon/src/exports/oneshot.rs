@@ -1,0 +1,267 @@
+//! One-shot compression and decompression: `compress` and `decompress`, which run a call on the
+//! calling thread when it is estimated to be short enough, else queue it on the lanes or the
+//! libuv threadpool.
+
+use napi::{Env, Result};
+use napi_derive::napi;
+use zstd::zstd_safe;
+use zstd_pool_core::decompress::{self, OutputPlan};
+use zstd_pool_core::error::{guarded, Failure};
+use zstd_pool_core::memory::{owned, try_vec};
+use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
+
+use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::napi::lanes;
+use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Job, Js, Target, JS_ALLOCATES_FROM};
+
+/// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
+/// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
+/// Under WASI, where the slab is the staging area, a result is written there whenever it fits:
+/// copying it out in JavaScript costs less than any other way out of the module's memory.
+pub(crate) const SHARED_BELOW: usize = if cfg!(target_family = "wasm") { u32::MAX as usize } else { 4096 };
+
+/// A result Buffer is allocated before decoding, from the sizes the frames declare, only up to
+/// this (see [`upfront_limit`]); larger results are allocated by JavaScript.
+const MAX_UPFRONT: usize = JS_ALLOCATES_FROM;
+
+/// The largest result Buffer allocated before decoding `input_len` bytes. Node 20 and 22 abort
+/// the process when a Buffer cannot be allocated, so what a header claims is trusted only up to
+/// what the input's blocks can produce (`plan_output`), a fixed cap, and 1024 times the input (a
+/// ratio that typical data stays well under). A larger declared size is decoded into native
+/// memory, allocated fallibly, and copied into a Buffer once produced: earned, not claimed.
+fn upfront_limit(input_len: usize) -> usize {
+  input_len.saturating_mul(1024).clamp(1 << 20, MAX_UPFRONT)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compression
+
+/// Compresses `input` into one frame that records its content size.
+///
+/// `inline_micros` decides where the work runs: here, on the calling thread, if its estimated
+/// time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
+/// threadpool, and the result is a Promise. A result that runs here and is smaller than
+/// `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
+/// length; other results are Buffers (or, under WASI, `NativeBytes`).
+#[napi(ts_return_type = "number | Buffer | Promise<Buffer>")]
+#[allow(clippy::too_many_arguments)]
+pub fn compress(
+  env: Env,
+  input: &[u8],
+  level: i32,
+  checksum: bool,
+  workers: u32,
+  dictionary: Option<&PreparedDictionary>,
+  tuning: Option<&[i32]>,
+  prefix: Option<&[u8]>,
+  inline_micros: f64,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
+  slab_offset: u32,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let call =
+    CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).map_err(|failure| throw(&env, failure))?;
+  run_compress(call, &env, input, prefix, inline_micros, slab, slab_offset, cancellation, dictionary)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_compress(
+  call: CompressCall,
+  env: &Env,
+  input: &[u8],
+  prefix: Option<&[u8]>,
+  inline_micros: f64,
+  slab: Option<Target>,
+  slab_offset: u32,
+  cancellation: Option<&Cancellation>,
+  dictionary: Option<&PreparedDictionary>,
+) -> Result<Js> {
+  let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
+  let result = if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
+    compress_here(&call, env, input, prefix, slab, slab_offset)
+  } else {
+    owned(input).and_then(|input| {
+      let prefix = prefix.map(owned).transpose()?;
+      lanes::queue(env, CompressJob { input, prefix, call }, cancellation, micros)
+    })
+  };
+  if let Some(dictionary) = dictionary {
+    dictionary.report(env);
+  }
+  result.map_err(|failure| throw(env, failure))
+}
+
+/// Compresses on this thread: into the slab when the frame is sure to be small, else into
+/// native memory, copied into the slab or a new Buffer. With a prefix, never straight into
+/// the slab: the prefix could be a view of it.
+fn compress_here(
+  call: &CompressCall,
+  env: &Env,
+  input: &[u8],
+  prefix: Option<&[u8]>,
+  mut slab: Option<Target>,
+  offset: u32,
+) -> std::result::Result<Js, Failure> {
+  let bound = zstd_safe::compress_bound(input.len());
+  if bound < SHARED_BELOW && prefix.is_none() {
+    if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bound, input)) {
+      let written = guarded(|| call.compress_into(input, None, &mut room))?;
+      return Js::number(env, written as u32);
+    }
+  }
+  let frame = guarded(|| call.compress_to_vec(input, prefix))?;
+  small_result(env, frame, slab, offset, input)
+}
+
+/// `bytes` as the result: written into the slab if small and it has room, else as
+/// `node::result_bytes` makes it.
+fn small_result(
+  env: &Env,
+  bytes: Vec<u8>,
+  mut slab: Option<Target>,
+  offset: u32,
+  input: &[u8],
+) -> std::result::Result<Js, Failure> {
+  if bytes.len() < SHARED_BELOW {
+    if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bytes.len(), input)) {
+      room.write(&bytes);
+      return Js::number(env, bytes.len() as u32);
+    }
+  }
+  result_bytes(env, bytes)
+}
+
+struct CompressJob {
+  input: Vec<u8>,
+  prefix: Option<Vec<u8>>,
+  call: CompressCall,
+}
+
+impl Job for CompressJob {
+  type Output = Vec<u8>;
+  const NAME: &'static str = "zstd-pool:compress";
+
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    self.call.compress_to_vec(&self.input, self.prefix.as_deref())
+  }
+
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    result_bytes(env, output)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decompression
+
+/// Decompresses every frame in `input` (frames with or without a recorded size, concatenated
+/// frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
+/// runs, and what the result is, as for [`compress`].
+#[napi(ts_return_type = "number | Buffer | Promise<Buffer>")]
+#[allow(clippy::too_many_arguments)]
+pub fn decompress(
+  env: Env,
+  input: &[u8],
+  max_output_length: f64,
+  window_log_max: u32,
+  dictionary: Option<&PreparedDictionary>,
+  prefix: Option<&[u8]>,
+  inline_micros: f64,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
+  slab_offset: u32,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)
+    .and_then(|call| run_decompress(call, &env, input, prefix, inline_micros, slab, slab_offset, cancellation))
+    .map_err(|failure| throw(&env, failure))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_decompress(
+  call: DecompressCall,
+  env: &Env,
+  input: &[u8],
+  prefix: Option<&[u8]>,
+  inline_micros: f64,
+  slab: Option<Target>,
+  offset: u32,
+  cancellation: Option<&Cancellation>,
+) -> std::result::Result<Js, Failure> {
+  // The frame walk refuses what the limits or the dictionary rule out, before any work.
+  let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
+  let micros = estimated_micros(plan);
+  if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
+    return decompress_here(&call, env, input, prefix, plan, slab, offset);
+  }
+  // The work decodes into native memory, copied into a Buffer when it completes: a libuv thread
+  // never writes memory that JavaScript could reach (even a Buffer made for the call is
+  // reachable, by `node:inspector`'s `queryObjects`) and detach or free meanwhile. Against
+  // writing the Buffer in place, the copy costs 5-15% for outputs of 64 KiB and more. A
+  // declared size is allocated here, on the JavaScript thread, which also frees it after the
+  // copy: allocated on the libuv threads (glibc gives each its own arena), it cost 10-30% more
+  // with 16 or 64 calls in flight.
+  let output = match plan {
+    OutputPlan::Exact(len) => try_vec(len)?,
+    OutputPlan::Growable(_) => Vec::new(),
+  };
+  let prefix = prefix.map(owned).transpose()?;
+  let job = DecompressJob { input: owned(input)?, prefix, call, plan, output };
+  lanes::queue(env, job, cancellation, micros)
+}
+
+/// Decodes on this thread. With a prefix, never straight into the slab: the prefix could be
+/// a view of it.
+fn decompress_here(
+  call: &DecompressCall,
+  env: &Env,
+  input: &[u8],
+  prefix: Option<&[u8]>,
+  plan: OutputPlan,
+  mut slab: Option<Target>,
+  offset: u32,
+) -> std::result::Result<Js, Failure> {
+  match plan {
+    OutputPlan::Exact(len) if len < SHARED_BELOW && prefix.is_none() => {
+      if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, len, input)) {
+        guarded(|| call.decode_exact(input, None, &mut room, len))?;
+        return Js::number(env, len as u32);
+      }
+      filled_buffer(env, len, |output| guarded(|| call.decode_exact(input, None, output, len)))
+    }
+    OutputPlan::Exact(len) if len <= upfront_limit(input.len()) => {
+      filled_buffer(env, len, |output| guarded(|| call.decode_exact(input, prefix, output, len)))
+    }
+    plan => {
+      let bytes = guarded(|| call.decode_to_vec(input, prefix, plan))?;
+      small_result(env, bytes, slab, offset, input)
+    }
+  }
+}
+
+struct DecompressJob {
+  input: Vec<u8>,
+  prefix: Option<Vec<u8>>,
+  call: DecompressCall,
+  plan: OutputPlan,
+  /// Room for the output when its size is declared.
+  output: Vec<u8>,
+}
+
+impl Job for DecompressJob {
+  type Output = Vec<u8>;
+  const NAME: &'static str = "zstd-pool:decompress";
+
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    match self.plan {
+      OutputPlan::Exact(len) => {
+        let mut output = std::mem::take(&mut self.output);
+        self.call.decode_exact(&self.input, self.prefix.as_deref(), &mut output, len)?;
+        Ok(output)
+      }
+      OutputPlan::Growable(_) => self.call.decode_to_vec(&self.input, self.prefix.as_deref(), self.plan),
+    }
+  }
+
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    result_bytes(env, output)
+  }
+}

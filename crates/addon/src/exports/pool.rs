@@ -1,0 +1,103 @@
+//! The context pools' settings and counters: `poolStats` and `configurePool`.
+
+use napi_derive::napi;
+use zstd_pool_core::mt;
+use zstd_pool_core::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS};
+use zstd_pool_core::sweep;
+
+/// The most multi-threaded contexts `configurePool` lets the cache keep.
+pub(crate) const MAX_IDLE_MULTITHREADED: u32 = 64;
+
+/// Counters of one context pool (or of the multi-threaded cache).
+#[napi(object)]
+pub struct ContextPoolStats {
+  /// Contexts ever created.
+  pub created: f64,
+  /// Calls served by a context taken from the pool instead of a new one.
+  pub reused: f64,
+  /// Contexts in the pool now, ready for the next call.
+  pub idle: u32,
+  /// Contexts held by calls and streams running now.
+  pub in_use: f64,
+  /// Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`/`DCtx`).
+  pub idle_bytes: f64,
+  /// Bytes the contexts in use held when taken, or at their stream's last step.
+  pub in_use_bytes: f64,
+  /// Contexts freed because a call using them failed: never returned to the pool.
+  pub dropped_after_error: f64,
+  /// Contexts freed on return, or evicted, to keep the pool within `maxIdleContexts` and
+  /// `maxIdleBytes`, or because they held far more than the pool's recent calls needed.
+  pub freed_over_bound: f64,
+  /// Idle contexts freed after `idleTimeoutMs` without use.
+  pub freed_idle: f64,
+  /// The most idle contexts the pool keeps.
+  pub max_idle_contexts: u32,
+  /// The most bytes the pool's idle contexts hold: `Infinity` for the multi-threaded cache,
+  /// which is bounded by count.
+  pub max_idle_bytes: f64,
+}
+
+impl From<PoolCounters> for ContextPoolStats {
+  fn from(counters: PoolCounters) -> Self {
+    let holdings = counters.holdings;
+    Self {
+      created: counters.created as f64,
+      reused: counters.reused as f64,
+      idle: holdings.idle as u32,
+      in_use: counters.in_use as f64,
+      idle_bytes: holdings.idle_bytes as f64,
+      in_use_bytes: holdings.in_use_bytes as f64,
+      dropped_after_error: counters.dropped_after_error as f64,
+      freed_over_bound: counters.freed_over_bound as f64,
+      freed_idle: counters.freed_idle as f64,
+      max_idle_contexts: holdings.max_idle as u32,
+      max_idle_bytes: if holdings.max_idle_bytes == usize::MAX { f64::INFINITY } else { holdings.max_idle_bytes as f64 },
+    }
+  }
+}
+
+#[napi(object)]
+pub struct PoolStats {
+  pub compressors: ContextPoolStats,
+  pub decompressors: ContextPoolStats,
+  /// Multi-threaded compression contexts (`workers`), cached with their worker threads.
+  pub multithreaded: ContextPoolStats,
+  /// How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit).
+  pub idle_timeout_ms: f64,
+}
+
+/// The counters of the process-wide context pools (shared by every thread and worker).
+#[napi]
+pub fn pool_stats() -> PoolStats {
+  let timeout = sweep::timeout_ms();
+  PoolStats {
+    compressors: COMPRESSORS.counters().into(),
+    decompressors: DECOMPRESSORS.counters().into(),
+    multithreaded: mt::CACHE.counters().into(),
+    idle_timeout_ms: if timeout == sweep::NEVER { f64::INFINITY } else { timeout as f64 },
+  }
+}
+
+/// Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
+/// contexts stay cached and the idle timeout (`Infinity`: none), freeing what is beyond; each is
+/// left as it is when not given. `main.js` has checked them.
+#[napi]
+pub fn configure_pool(
+  max_idle_contexts: Option<u32>,
+  max_idle_bytes: Option<f64>,
+  max_idle_multithreaded_contexts: Option<u32>,
+  idle_timeout_ms: Option<f64>,
+) -> PoolStats {
+  let max_idle = max_idle_contexts.map(|max_idle| max_idle as usize);
+  // A bound beyond what the address space holds is no bound: saturating is exact enough.
+  let max_idle_bytes = max_idle_bytes.map(|bytes| bytes as usize);
+  COMPRESSORS.set_bounds(max_idle, max_idle_bytes);
+  DECOMPRESSORS.set_bounds(max_idle, max_idle_bytes);
+  if let Some(max_idle) = max_idle_multithreaded_contexts {
+    mt::CACHE.set_max_idle(max_idle.min(MAX_IDLE_MULTITHREADED) as usize);
+  }
+  if let Some(ms) = idle_timeout_ms {
+    sweep::set_timeout_ms(if ms.is_finite() { ms as u64 } else { sweep::NEVER });
+  }
+  pool_stats()
+}

@@ -1,0 +1,80 @@
+//! The WebAssembly build's entry points: `compress` and `decompress` over the caller's staging
+//! area (see `napi/staging.rs`), and the area itself. Compiled only for `target_family = "wasm"`:
+//! native builds stage nothing.
+
+use napi::{Env, Result};
+use napi_derive::napi;
+use zstd_pool_core::error::Failure;
+use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
+
+use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::exports::oneshot::{run_compress, run_decompress};
+use crate::napi::{self as raw, throw, Cancellation, Js, Target};
+
+/// A new owner of a staging area: an id to pass to the other functions here.
+#[napi]
+pub fn staging_owner() -> u32 {
+  static OWNERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+  OWNERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+}
+
+/// Frees `owner`'s staging area and makes a new one of `len` bytes (see `napi/staging.rs`).
+/// The caller drops its view of the old area first: that memory goes back to the module's heap.
+#[napi(ts_return_type = "Uint8Array | null")]
+pub fn staging_area(env: Env, owner: u32, len: u32) -> Result<Js> {
+  raw::staging_area(&env, owner, len as usize).map_err(|failure| throw(&env, failure))
+}
+
+/// A staged call's input, the first `input_length` bytes of `owner`'s staging area, and where
+/// its result may be written: the area, from the first 8-byte boundary past the input. Valid
+/// until the call returns: the area is replaced only by its owner's `staging_area`. `None` when
+/// the owner has no area that long.
+fn staged<'a>(owner: u32, input_length: u32) -> Option<(&'a [u8], Target, u32)> {
+  raw::staged(owner, input_length as usize).map(|(input, area)| (input, area, input_length.saturating_add(7) & !7))
+}
+
+/// [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging
+/// area, and a small result is written into it past the input (see `napi/staging.rs`). Numbers only, and as few
+/// as can do: emnapi reads each argument in a round trip through JavaScript.
+#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+#[allow(clippy::too_many_arguments)]
+pub fn compress_staged(
+  env: Env,
+  owner: u32,
+  input_length: u32,
+  level: i32,
+  checksum: bool,
+  dictionary: Option<&PreparedDictionary>,
+  tuning: Option<&[i32]>,
+  prefix: Option<&[u8]>,
+  inline_micros: f64,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let Some((input, slab, offset)) = staged(owner, input_length) else {
+    return Err(throw(&env, Failure::Napi("no staged input")));
+  };
+  let call = CompressCall::new(level, checksum, 0, tuning, || prepared(dictionary)).map_err(|failure| throw(&env, failure))?;
+  run_compress(call, &env, input, prefix, inline_micros, Some(slab), offset, cancellation, dictionary)
+}
+
+/// [`decompress`] under WASI, as [`compress_staged`] is [`compress`].
+#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+#[allow(clippy::too_many_arguments)]
+pub fn decompress_staged(
+  env: Env,
+  owner: u32,
+  input_length: u32,
+  max_output_length: f64,
+  window_log_max: u32,
+  dictionary: Option<&PreparedDictionary>,
+  prefix: Option<&[u8]>,
+  inline_micros: f64,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let Some((input, slab, offset)) = staged(owner, input_length) else {
+    return Err(throw(&env, Failure::Napi("no staged input")));
+  };
+  DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)
+    .and_then(|call| run_decompress(call, &env, input, prefix, inline_micros, Some(slab), offset, cancellation))
+    .map_err(|failure| throw(&env, failure))
+}

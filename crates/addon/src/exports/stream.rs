@@ -1,0 +1,190 @@
+//! The stream sessions behind `stream.js`: the core's session state machines, each step queued
+//! on the libuv threadpool.
+
+use std::sync::Arc;
+
+use napi::{Env, Result};
+use napi_derive::napi;
+use zstd_pool_core::compress::{CompressParams, Tuning};
+use zstd_pool_core::decompress::Limits;
+use zstd_pool_core::error::{guarded, Failure};
+use zstd_pool_core::stream::{self as core, CompressState, DecompressState, Session, StepGuard};
+
+use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::napi::{queue, result_bytes, throw, Job, Js};
+
+/// What a compression step does after taking its input.
+#[napi]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+  /// Nothing more: output comes as libzstd has it.
+  No,
+  /// Emit everything so far as decodable data (`stream.flush()`).
+  Block,
+  /// End the frame: the stream is done.
+  Frame,
+}
+
+impl From<Flush> for core::Flush {
+  fn from(flush: Flush) -> Self {
+    match flush {
+      Flush::No => core::Flush::No,
+      Flush::Block => core::Flush::Block,
+      Flush::Frame => core::Flush::Frame,
+    }
+  }
+}
+
+/// One chunk through a compression session. Stream steps always take the threadpool (no
+/// `estimated_micros`): streams are for data that does not fit one call.
+struct CompressStep {
+  step: StepGuard<CompressState>,
+  input: Vec<u8>,
+  flush: core::Flush,
+}
+
+impl Job for CompressStep {
+  type Output = Vec<u8>;
+  const NAME: &'static str = "zstd-pool:compress-stream";
+
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    let (input, flush) = (&self.input[..], self.flush);
+    self.step.run(|state| state.feed(input, flush))
+  }
+
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    result_bytes(env, output)
+  }
+}
+
+/// One chunk (or, with an empty chunk, the rest of the previous one) through a decompression
+/// session.
+struct DecompressStep {
+  step: StepGuard<DecompressState>,
+  input: Vec<u8>,
+  /// The stream ends after this chunk: a frame still open means the input was truncated.
+  last: bool,
+}
+
+impl Job for DecompressStep {
+  type Output = Vec<u8>;
+  const NAME: &'static str = "zstd-pool:decompress-stream";
+
+  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
+    let (input, last) = (std::mem::take(&mut self.input), self.last);
+    self.step.run(|state| state.feed_owned(input, last))
+  }
+
+  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
+    result_bytes(env, output)
+  }
+}
+
+/// The compression session behind `stream.js`'s compress streams: one frame, fed step by step.
+#[napi]
+pub struct CompressSession {
+  session: Arc<Session<CompressState>>,
+}
+
+#[napi]
+impl CompressSession {
+  /// `pledged_size`, when given, is recorded in the frame header; the stream fails if the total
+  /// it is given differs.
+  #[napi(constructor)]
+  pub fn new(
+    env: Env,
+    level: i32,
+    checksum: bool,
+    dictionary: Option<&PreparedDictionary>,
+    tuning: Option<&[i32]>,
+    pledged_size: Option<f64>,
+  ) -> Result<Self> {
+    let state = guarded(|| {
+      let tuning = tuning.map(Tuning::from_pairs).transpose()?.unwrap_or_default();
+      let params = CompressParams { level, checksum, workers: 0, tuning };
+      CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)?)
+    });
+    if let Some(dictionary) = dictionary {
+      dictionary.report(&env);
+    }
+    state.map(|state| Self { session: Session::new(state) }).map_err(|failure| throw(&env, failure))
+  }
+
+  /// Copies `chunk` into the input of the next step (the caller may reuse it at once); the
+  /// bytes staged in all.
+  #[napi]
+  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<f64> {
+    self.session.append(chunk).map(|staged| staged as f64).map_err(|failure| throw(&env, failure))
+  }
+
+  /// Compresses everything appended since the last step on the libuv threadpool, then flushes
+  /// as `flush` says; a Promise of the output so far.
+  #[napi(ts_return_type = "Promise<Buffer>")]
+  pub fn push(&self, env: Env, flush: Flush) -> Result<Js> {
+    self
+      .session
+      .begin_step()
+      .and_then(|step| {
+        let input = self.session.take_staged();
+        queue(&env, CompressStep { step, input, flush: flush.into() }, None)
+      })
+      .map_err(|failure| throw(&env, failure))
+  }
+
+  /// Frees the context (now, or when the running step ends): the stream was destroyed.
+  #[napi]
+  pub fn close(&self) {
+    self.session.close();
+  }
+}
+
+/// The decompression session behind `stream.js`'s decompress streams.
+#[napi]
+pub struct DecompressSession {
+  session: Arc<Session<DecompressState>>,
+}
+
+#[napi]
+impl DecompressSession {
+  #[napi(constructor)]
+  pub fn new(env: Env, max_output_length: f64, window_log_max: u32, dictionary: Option<&PreparedDictionary>) -> Result<Self> {
+    let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
+    guarded(|| DecompressState::new(limits, prepared(dictionary)?))
+      .map(|state| Self { session: Session::new(state) })
+      .map_err(|failure| throw(&env, failure))
+  }
+
+  /// Copies `chunk` into the input of the next step (the caller may reuse it at once); the
+  /// bytes staged in all.
+  #[napi]
+  pub fn append(&self, env: Env, chunk: &[u8]) -> Result<f64> {
+    self.session.append(chunk).map(|staged| staged as f64).map_err(|failure| throw(&env, failure))
+  }
+
+  /// Decompresses what is left of the input and everything appended since the last step, on
+  /// the libuv threadpool, at most `MAX_STEP_OUTPUT` bytes a step: when `more` is then true,
+  /// push again for the rest. `last` says the stream ends with what was appended.
+  #[napi(ts_return_type = "Promise<Buffer>")]
+  pub fn push(&self, env: Env, last: bool) -> Result<Js> {
+    self
+      .session
+      .begin_step()
+      .and_then(|step| {
+        let input = self.session.take_staged();
+        queue(&env, DecompressStep { step, input, last }, None)
+      })
+      .map_err(|failure| throw(&env, failure))
+  }
+
+  /// The last step stopped at its output limit: push again for the rest.
+  #[napi(getter)]
+  pub fn more(&self) -> bool {
+    self.session.read(|state| state.more)
+  }
+
+  /// Frees the context (now, or when the running step ends): the stream was destroyed.
+  #[napi]
+  pub fn close(&self) {
+    self.session.close();
+  }
+}

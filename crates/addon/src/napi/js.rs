@@ -1,0 +1,381 @@
+//! JavaScript values made by hand: result Buffers (copies of native bytes, Buffers filled
+//! natively before any JavaScript can see them, the caller's slab), errors, and the few plain
+//! values the exports return. The rules are those of the folder (see `mod.rs`).
+
+use std::ffi::{CStr, CString};
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+use std::sync::Mutex;
+
+use napi::bindgen_prelude::{FromNapiValue, JavaScriptClassExt, ToNapiValue, TypeName, ValidateNapiValue};
+use napi::JsValue;
+use napi::{sys, Env, ValueType};
+use napi_derive::napi;
+use zstd::zstd_safe::WriteBuf;
+
+use zstd_pool_core::error::{ErrorClass, Failure};
+use zstd_pool_core::memory::try_vec;
+
+/// Whether native code can write a Buffer's memory in place. Under WASI (emnapi) a Buffer's
+/// memory lives outside the module's, and what the module writes through a pointer does not
+/// reach it: results are written only into staging areas (see `staging.rs`), or held natively
+/// and copied out by `main.js`.
+pub const RESULTS_IN_PLACE: bool = !cfg!(target_family = "wasm");
+
+/// A JavaScript value made here, handed to napi-rs as it is.
+pub struct Js(sys::napi_value);
+
+impl ToNapiValue for Js {
+  unsafe fn to_napi_value(_env: sys::napi_env, value: Self) -> napi::Result<sys::napi_value> {
+    Ok(value.0)
+  }
+}
+
+impl Js {
+  pub fn from_raw(value: sys::napi_value) -> Self {
+    Self(value)
+  }
+
+  pub fn raw(&self) -> sys::napi_value {
+    self.0
+  }
+
+  #[inline]
+  pub fn number(env: &Env, value: u32) -> Result<Self, Failure> {
+    env.create_uint32(value).map(|number| Self(number.raw())).map_err(|_| Failure::Napi("napi_create_uint32"))
+  }
+}
+
+pub(crate) fn checked(status: sys::napi_status, call: &'static str) -> Result<(), Failure> {
+  if status == sys::Status::napi_ok {
+    Ok(())
+  } else {
+    Err(Failure::Napi(call))
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/// The JavaScript error for `failure`: an `Error` or `RangeError` whose `code` names the cause,
+/// defined as its own property (so no `code` setter on `Error.prototype` runs). `None` when it
+/// could not be made; JavaScript that ran meanwhile may then have left an exception pending.
+pub fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
+  let shape = failure.shape();
+  let mut error = ptr::null_mut();
+  let create = match shape.class {
+    ErrorClass::Error => sys::napi_create_error,
+    ErrorClass::RangeError => sys::napi_create_range_error,
+  };
+  // A message that could not be made is null, which napi_create_error reports as a status.
+  // SAFETY: on the JavaScript thread of `env`; the message is a string made on it, or null.
+  let status = unsafe { create(env.raw(), ptr::null_mut(), string(env, &shape.message), &mut error) };
+  if status != sys::Status::napi_ok || error.is_null() {
+    return None;
+  }
+  let mut properties = vec![(c"code", string(env, shape.code))];
+  if matches!(failure, Failure::Aborted) {
+    // Node names its AbortErrors so.
+    properties.push((c"name", string(env, "AbortError")));
+  }
+  define_own(env, error, &properties);
+  Some(error)
+}
+
+/// Defines `properties` on `object` as its own (writable, enumerable, configurable): defining
+/// runs no setter (one on `Object.prototype`, `Error.prototype` or `Array.prototype`).
+fn define_own(env: &Env, object: sys::napi_value, properties: &[(&CStr, sys::napi_value)]) -> sys::napi_status {
+  let descriptors: Vec<_> = properties
+    .iter()
+    .map(|&(name, value)| sys::napi_property_descriptor {
+      utf8name: name.as_ptr(),
+      name: ptr::null_mut(),
+      method: None,
+      getter: None,
+      setter: None,
+      value,
+      attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::enumerable | sys::PropertyAttributes::configurable,
+      data: ptr::null_mut(),
+    })
+    .collect();
+  // SAFETY: on the JavaScript thread of `env`; `object` and the values were made on it; the
+  // names outlive the call (they are borrowed for it), which runs no JavaScript.
+  unsafe { sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr()) }
+}
+
+/// A JavaScript string holding a copy of `text`; null if it could not be made.
+pub(crate) fn string(env: &Env, text: &str) -> sys::napi_value {
+  env.create_string(text).map_or(ptr::null_mut(), |string| string.raw())
+}
+
+/// Throws `failure` as its JavaScript error and returns what tells napi-rs that an exception is
+/// pending (so that it throws nothing else). For `.map_err` at the end of an exported function.
+/// If making the error ran JavaScript that threw, that exception is what the call throws.
+pub fn throw(env: &Env, failure: Failure) -> napi::Error {
+  let pending = napi::Error::new(napi::Status::PendingException, failure.shape().message);
+  match error_value(env, &failure) {
+    Some(error) if env.throw(Js(error)).is_ok() => pending,
+    _ if exception_pending(env) => pending,
+    _ => napi::Error::from_reason(failure.shape().message),
+  }
+}
+
+pub(crate) fn exception_pending(env: &Env) -> bool {
+  let mut pending = false;
+  // SAFETY: on the JavaScript thread of `env`; reads a flag.
+  unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
+  pending
+}
+
+/// An array of `len` with `elements` at their indices, defined as own properties (so that no
+/// setter on `Array.prototype` runs).
+pub fn array(env: &Env, len: usize, elements: &[(usize, sys::napi_value)]) -> Result<Js, Failure> {
+  let mut array = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; runs no JavaScript.
+  let status = unsafe { sys::napi_create_array_with_length(env.raw(), len, &mut array) };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::Napi("napi_create_array_with_length"));
+  }
+  let names: Vec<CString> = elements.iter().map(|(index, _)| CString::new(index.to_string()).unwrap_or_default()).collect();
+  let properties: Vec<_> = elements.iter().zip(&names).map(|(&(_, value), name)| (name.as_c_str(), value)).collect();
+  if define_own(env, array, &properties) != sys::Status::napi_ok {
+    return Err(Failure::Napi("napi_define_properties"));
+  }
+  Ok(Js(array))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Result Buffers
+
+/// Memory that native code may write and JavaScript will own, handed to the codecs as an output
+/// buffer without claiming it is initialised (Node does not clear new Buffers).
+pub struct Uninit<'a> {
+  data: NonNull<u8>,
+  capacity: usize,
+  filled: usize,
+  _memory: PhantomData<&'a mut [u8]>,
+}
+
+impl Uninit<'_> {
+  /// How many bytes from the start have been written.
+  pub fn filled(&self) -> usize {
+    self.filled
+  }
+
+  /// Writes `bytes` at the start; the caller made sure they fit (see where the room came from).
+  pub fn write(&mut self, bytes: &[u8]) {
+    let len = bytes.len().min(self.capacity);
+    // `bytes` is native memory, never the room itself.
+    // SAFETY: `data` has room for `capacity` bytes (see `WriteBuf` below); `len` is at most that.
+    unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), self.data.as_ptr(), len) };
+    self.filled = len;
+  }
+}
+
+// SAFETY: `as_mut_ptr` points at `capacity` bytes that are writable for the borrow's lifetime
+// (see where an `Uninit` is made), and `as_slice` covers only what a write reported as filled.
+unsafe impl WriteBuf for Uninit<'_> {
+  fn as_slice(&self) -> &[u8] {
+    // SAFETY: the first `filled` bytes were written (`filled_until`), within `capacity`.
+    unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.filled) }
+  }
+  fn capacity(&self) -> usize {
+    self.capacity
+  }
+  fn as_mut_ptr(&mut self) -> *mut u8 {
+    self.data.as_ptr()
+  }
+  unsafe fn filled_until(&mut self, n: usize) {
+    self.filled = n;
+  }
+}
+
+/// A new Buffer holding a copy of `bytes`. Copying into memory Node allocates is faster than
+/// handing native memory over with a finalizer, and works where external buffers are
+/// forbidden (Electron). The size is that of bytes already produced: earned, never claimed.
+pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
+  let (mut value, data, len) = (ptr::null_mut(), bytes.as_ptr().cast(), bytes.len());
+  // SAFETY: on the JavaScript thread of `env`; `bytes` is readable; no JavaScript runs meanwhile.
+  let status = unsafe { sys::napi_create_buffer_copy(env.raw(), len, data, ptr::null_mut(), &mut value) };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::OutOfMemory { bytes: bytes.len() });
+  }
+  Ok(Js(value))
+}
+
+/// Results at least this large are allocated by JavaScript (see [`result_bytes`]).
+pub const JS_ALLOCATES_FROM: usize = 64 << 20;
+
+/// `bytes`, produced natively, as the call's result: a Buffer holding a copy, or, from
+/// [`JS_ALLOCATES_FROM`] on, a [`NativeBytes`] that `main.js` moves into a Buffer it allocates
+/// itself. Node 20 and 22 abort the process when native code cannot get a Buffer; allocating
+/// in JavaScript throws a `RangeError` instead, and large allocations are the ones that fail.
+pub fn result_bytes(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
+  if bytes.len() < JS_ALLOCATES_FROM && RESULTS_IN_PLACE {
+    return buffer_copy(env, &bytes);
+  }
+  let native = NativeBytes { bytes: Mutex::new(bytes) };
+  // An instance made without calling its constructor.
+  native.into_instance(env).map(|instance| Js(instance.value)).map_err(|_| Failure::Napi("NativeBytes"))
+}
+
+/// A large result in native memory, waiting for `main.js` to move it into a Buffer; under WASI,
+/// every result that is not written into a staging area (`main.js` copies it out through
+/// `view`, which needs no `Buffer` in the runtime, and then calls `release`).
+#[napi]
+pub struct NativeBytes {
+  bytes: Mutex<Vec<u8>>,
+}
+
+#[napi]
+impl NativeBytes {
+  #[napi(getter)]
+  pub fn length(&self) -> f64 {
+    self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len() as f64
+  }
+
+  /// Copies the bytes into `target`, a Buffer as long as they are, and frees them.
+  #[napi(ts_args_type = "target: Buffer")]
+  pub fn move_into(&self, mut target: Target) -> bool {
+    let bytes = std::mem::take(&mut *self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+    if target.len != bytes.len() {
+      return false;
+    }
+    let Some(mut room) = target.room(0, bytes.len(), &bytes) else {
+      return false;
+    };
+    room.write(&bytes);
+    true
+  }
+
+  /// Under WASI, a `Uint8Array` over the bytes, in the module's memory, valid until `release`
+  /// (the caller copies it out and drops it); `null` in native builds.
+  #[napi(ts_return_type = "Uint8Array | null")]
+  pub fn view(&self, env: Env) -> napi::Result<Option<Js>> {
+    #[cfg(target_family = "wasm")]
+    let view = super::staging::view(&env, &self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())).map(Js);
+    #[cfg(target_family = "wasm")]
+    return view.map(Some).map_err(|failure| throw(&env, failure));
+    #[cfg(not(target_family = "wasm"))]
+    {
+      let _ = env;
+      Ok(None)
+    }
+  }
+
+  /// Frees the bytes.
+  #[napi]
+  pub fn release(&self) {
+    drop(std::mem::take(&mut *self.bytes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())));
+  }
+}
+
+/// A new Buffer of `len` bytes, written by `fill` before any JavaScript can see it: the result
+/// Buffer is decoded into in place, with no copy. `len` must be earned by the input (bounded by
+/// it and by a fixed cap): Node 20 and 22 abort the process when this allocation fails.
+pub fn filled_buffer(env: &Env, len: usize, fill: impl FnOnce(&mut Uninit<'_>) -> Result<(), Failure>) -> Result<Js, Failure> {
+  if !RESULTS_IN_PLACE {
+    let mut bytes = try_vec(len)?;
+    bytes.resize(len, 0);
+    let mut output = Uninit { data: NonNull::from(&mut bytes[..]).cast(), capacity: len, filled: 0, _memory: PhantomData };
+    fill(&mut output)?;
+    let filled = output.filled();
+    bytes.truncate(filled);
+    return result_bytes(env, bytes);
+  }
+  let mut data = ptr::null_mut();
+  let mut value = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; allocates a Buffer, runs no JavaScript.
+  let status = unsafe { sys::napi_create_buffer(env.raw(), len, &mut data, &mut value) };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::OutOfMemory { bytes: len });
+  }
+  let mut output = Uninit {
+    data: NonNull::new(data.cast()).unwrap_or(NonNull::dangling()),
+    capacity: if data.is_null() { 0 } else { len },
+    filled: 0,
+    _memory: PhantomData,
+  };
+  // `output` is the new Buffer's memory: no JavaScript has seen `value` yet, and none runs
+  // before `fill` returns (the codecs call none), so nothing else can touch it meanwhile.
+  fill(&mut output)?;
+  Ok(Js(value))
+}
+
+/// A Buffer that `main.js` hands native code to write a result into: the slab it keeps for
+/// small results (written past the offset it gives, then carved into a view), or the Buffer a
+/// large result is moved into. Read as raw memory, not a Rust slice: other arguments (the input)
+/// may be views of the same `ArrayBuffer`.
+pub struct Target {
+  data: *mut u8,
+  len: usize,
+}
+
+impl FromNapiValue for Target {
+  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+    let (mut kind, mut len, mut data) = (0, 0, ptr::null_mut());
+    let (buffer, offset) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: napi-rs calls this on the JavaScript thread; reading the layout runs no JavaScript.
+    let status = unsafe { sys::napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, buffer, offset) };
+    if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+      return Err(napi::Error::new(napi::Status::InvalidArg, "the target must be a Buffer"));
+    }
+    Ok(Self { data: data.cast(), len: if data.is_null() { 0 } else { len } })
+  }
+}
+
+impl TypeName for Target {
+  fn type_name() -> &'static str {
+    "Buffer"
+  }
+  fn value_type() -> ValueType {
+    ValueType::Object
+  }
+}
+
+impl ValidateNapiValue for Target {}
+
+impl Target {
+  /// `len` bytes of the target from `offset` on, to write a result into, if it has that much
+  /// room there and it does not overlap `input`.
+  ///
+  /// The memory stays valid until the native call that received the target returns (`main.js`
+  /// holds it for the call), as long as no JavaScript runs meanwhile: the callers write it and
+  /// return, running none.
+  pub fn room(&mut self, offset: u32, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
+    if self.data.is_null() {
+      return None;
+    }
+    let offset = offset as usize;
+    if len > self.len.checked_sub(offset)? {
+      return None;
+    }
+    // In bounds: `offset <= self.len`, and `self.data` points at the target's `self.len` bytes.
+    let start = self.data.wrapping_add(offset);
+    #[cfg(target_family = "wasm")]
+    if !super::staging::contains(start as usize, len) {
+      return None;
+    }
+    let (input_start, input_end) = (input.as_ptr() as usize, input.as_ptr() as usize + input.len());
+    if (start as usize) < input_end && input_start < start as usize + len {
+      return None;
+    }
+    Some(Uninit { data: NonNull::new(start)?, capacity: len, filled: 0, _memory: PhantomData })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Staging areas (the WebAssembly build)
+
+/// Frees `owner`'s staging area and makes a new one of `len` bytes: a view of it.
+#[cfg(target_family = "wasm")]
+pub fn staging_area(env: &Env, owner: u32, len: usize) -> Result<Js, Failure> {
+  super::staging::replace(env, owner, len).map(Js)
+}
+
+/// A staged call's input, the first `len` bytes of `owner`'s staging area, and the area as a
+/// target for its result (see `staging::staged`).
+#[cfg(target_family = "wasm")]
+pub fn staged<'a>(owner: u32, len: usize) -> Option<(&'a [u8], Target)> {
+  super::staging::staged(owner, len).map(|(input, data, capacity)| (input, Target { data, len: capacity }))
+}

@@ -1,0 +1,556 @@
+//! Lanes: when several async calls are in flight, small ones share a few long-lived threadpool
+//! work items instead of queuing one each. A trip through the libuv threadpool (queue the work,
+//! wake a thread, wake the event loop to complete it) costs tens of microseconds on a VM, more
+//! than compressing a kilobyte; paid per call, it kept the cores waiting on the event loop.
+//!
+//! Each JavaScript thread (the main thread, each worker) has its own [`Lanes`]: a queue of calls,
+//! and up to one *drainer* per core (at most the threadpool's size, and the drainers of every
+//! thread together leave one threadpool thread to other work). A drainer is a threadpool work
+//! item that takes a share of the queue at a time and runs it. Once the queue is empty it waits a
+//! little (`LINGER`) for more before it stops, since starting one again costs a trip through the
+//! threadpool; once it has run calls for a while (`SLICE`) it gives its thread back, and a new
+//! drainer queued behind the other work waiting for the threadpool takes over.
+//!
+//! Finished calls are settled on the JavaScript thread in batches: a drainer wakes it through a
+//! thread-safe function while it goes on with the next calls (once the finished ones are worth a
+//! wake, see `worth_a_wake`), or as soon as it runs out of calls; the JavaScript thread then
+//! settles what finishes meanwhile too, for up to `SETTLE_FOR`, before it lets the event loop
+//! turn.
+//!
+//! A lone call (none other in flight on its thread) gets a work item of its own, as do calls
+//! estimated to take long, so that a large call never holds a lane that small ones wait behind.
+//! Every call keeps its own Promise, its own cancellation (a queued call that is cancelled never
+//! runs) and its own error.
+
+use napi::Env;
+
+use zstd_pool_core::error::Failure;
+
+use crate::napi::js::Js;
+use crate::napi::work::{self, Cancellation, Job};
+#[cfg(not(target_family = "wasm"))]
+use native::Lanes;
+
+/// Whether this build has lanes. Under WASI, emnapi runs async work on threads of its own, and
+/// every call queues its own work item.
+pub const ENABLED: bool = !cfg!(target_family = "wasm");
+
+/// Calls estimated to take at least this long (µs) get a threadpool work item of their own.
+#[cfg(not(target_family = "wasm"))]
+const LANE_BELOW_MICROS: f64 = 1000.0;
+
+/// Calls estimated under this (µs) may run on the spot when the lanes are backed up (see `help`).
+#[cfg(not(target_family = "wasm"))]
+const HELP_BELOW_MICROS: f64 = 12.0;
+
+/// Whether an async call estimated to take `micros`, which `main.js` would let run on the spot up
+/// to `inline_micros` (0 once this turn of the event loop has had its share), should run on the
+/// spot rather than queue behind the calls already waiting for the lanes: the JavaScript thread
+/// then works as one more lane, instead of waiting.
+pub fn help(env: &Env, micros: f64, inline_micros: f64) -> bool {
+  #[cfg(not(target_family = "wasm"))]
+  if inline_micros > 0.0 && micros < HELP_BELOW_MICROS {
+    return Lanes::backed_up(env);
+  }
+  let _ = (env, micros, inline_micros);
+  false
+}
+
+/// Queues `job`, a call estimated to take `micros`, and returns a Promise of its result: on this
+/// thread's lanes if it is small, else as a threadpool work item of its own.
+#[cfg(target_family = "wasm")]
+pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, _micros: f64) -> Result<Js, Failure> {
+  work::queue(env, job, cancellation)
+}
+
+/// Queues `job`, a call estimated to take `micros`, and returns a Promise of its result: on this
+/// thread's lanes if it is small and other calls are in flight, else as a threadpool work item
+/// of its own (for a lone call, a lane would cost as much, plus the wait of a drainer that
+/// lingers).
+#[cfg(not(target_family = "wasm"))]
+pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, micros: f64) -> Result<Js, Failure> {
+  // Made first: making it can run JavaScript (an `async_hooks` init hook). The job owns all it
+  // reads, so that is safe here, and nothing is queued yet that the JavaScript could see.
+  let lanes = match Lanes::of(env) {
+    Ok(lanes) => lanes,
+    Err(_) => return work::queue(env, job, cancellation),
+  };
+  let lone = lanes.in_flight() == 0;
+  let job = native::Counted::new(job, &lanes);
+  if lone || micros >= LANE_BELOW_MICROS {
+    return work::queue(env, job, cancellation);
+  }
+  let (promise, work) = work::promised(env, job)?;
+  if let Some(cancellation) = cancellation {
+    cancellation.attach(work.state().clone());
+  }
+  lanes.push(env, work);
+  Ok(promise)
+}
+
+#[cfg(not(target_family = "wasm"))]
+mod native {
+  use std::cell::RefCell;
+  use std::collections::VecDeque;
+  use std::ffi::c_void;
+  use std::ptr;
+  use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+  use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+  use std::time::{Duration, Instant};
+
+  use napi::{sys, Env};
+
+  use zstd_pool_core::error::Failure;
+
+  use crate::napi::js::{string, Js};
+  use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
+
+  /// A call's job, counted in its thread's calls in flight until it is dropped: on the
+  /// JavaScript thread, as its Promise is settled (or with its work, if it never is).
+  pub(crate) struct Counted<J> {
+    job: J,
+    _in_flight: InFlight,
+  }
+
+  struct InFlight(Arc<Lanes>);
+
+  impl Drop for InFlight {
+    fn drop(&mut self) {
+      self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+  }
+
+  impl<J> Counted<J> {
+    pub(crate) fn new(job: J, lanes: &Arc<Lanes>) -> Self {
+      lanes.in_flight.fetch_add(1, Ordering::Relaxed);
+      Self { job, _in_flight: InFlight(lanes.clone()) }
+    }
+  }
+
+  impl<J: Job> Job for Counted<J> {
+    type Output = J::Output;
+    const NAME: &'static str = J::NAME;
+
+    fn compute(&mut self) -> Result<J::Output, Failure> {
+      self.job.compute()
+    }
+
+    fn compute_until(&mut self, stop: &AtomicBool) -> Result<J::Output, Failure> {
+      self.job.compute_until(stop)
+    }
+
+    fn resolve(self, env: &Env, output: J::Output) -> Result<Js, Failure> {
+      self.job.resolve(env, output)
+    }
+  }
+
+  /// A queued call, as a lane sees it.
+  pub(super) trait Call: Send {
+    /// Runs the call (unless it was cancelled), on a libuv thread.
+    fn execute(&mut self);
+    /// Settles its Promise, on the JavaScript thread.
+    fn complete(self: Box<Self>, env: &Env);
+    /// Rejects its Promise without running it, on the JavaScript thread.
+    fn fail(self: Box<Self>, env: &Env, failure: Failure);
+  }
+
+  impl<J: Job> Call for Work<J> {
+    fn execute(&mut self) {
+      Work::execute(self)
+    }
+    fn complete(self: Box<Self>, env: &Env) {
+      Work::complete(*self, env)
+    }
+    fn fail(self: Box<Self>, env: &Env, failure: Failure) {
+      Work::fail(*self, env, failure)
+    }
+  }
+
+  pub(super) struct Lanes {
+    /// The environment whose JavaScript thread made these lanes (an identity, never used as a
+    /// pointer).
+    env: usize,
+    /// Wakes the JavaScript thread to settle finished calls. Set once, right after it is made.
+    wake: AtomicPtr<sys::napi_threadsafe_function__>,
+    /// Set when Node finalizes the thread-safe function (the environment is torn down).
+    closed: AtomicBool,
+    /// Async calls of this thread queued and not yet settled (lanes or not).
+    in_flight: AtomicUsize,
+    /// How many drainers may run at once.
+    width: usize,
+    /// The threadpool's size: drainers of every thread together leave one of its threads free.
+    threadpool: usize,
+    state: Mutex<State>,
+    /// Wakes a parked drainer.
+    ready: Condvar,
+  }
+
+  #[derive(Default)]
+  struct State {
+    queued: VecDeque<Box<dyn Call>>,
+    finished: Vec<Box<dyn Call>>,
+    /// When the oldest of `finished` finished.
+    finished_since: Option<Instant>,
+    /// Drainers queued or running.
+    drainers: usize,
+    /// A wake is on its way to the JavaScript thread.
+    woken: bool,
+    /// Drainers waiting for calls, and how many of them were signalled to wake.
+    parked: usize,
+    signalled: usize,
+  }
+
+  thread_local! {
+    /// The lanes of this JavaScript thread, one per environment (the addon may be loaded more
+    /// than once on a thread, as test runners that isolate modules do).
+    static LANES: RefCell<Vec<Arc<Lanes>>> = const { RefCell::new(Vec::new()) };
+  }
+
+  /// Drainers of every thread of the process (they share one threadpool).
+  static ALL_DRAINERS: AtomicUsize = AtomicUsize::new(0);
+
+  impl Lanes {
+    /// The lanes of `env`'s JavaScript thread, made on first use.
+    pub(super) fn of(env: &Env) -> Result<Arc<Self>, Failure> {
+      let key = env.raw() as usize;
+      let current = LANES.with(|all| all.borrow().iter().find(|lanes| lanes.env == key && !lanes.closed()).cloned());
+      if let Some(lanes) = current {
+        return Ok(lanes);
+      }
+      let (width, threadpool) = width();
+      let lanes = Arc::new(Self {
+        env: key,
+        wake: AtomicPtr::new(ptr::null_mut()),
+        closed: AtomicBool::new(false),
+        in_flight: AtomicUsize::new(0),
+        width,
+        threadpool,
+        state: Mutex::new(State::default()),
+        ready: Condvar::new(),
+      });
+      // Published before the thread-safe function is made, since making it can run JavaScript
+      // (an `async_hooks` init hook) that calls in: such calls use these lanes, and until the
+      // function is there, their results are settled by the drainers' completions.
+      LANES.with(|all| {
+        let mut all = all.borrow_mut();
+        all.retain(|lanes| !lanes.closed());
+        all.push(lanes.clone());
+      });
+      // The thread-safe function holds a reference of its own, given back when Node finalizes it.
+      let context = Arc::into_raw(lanes.clone()).cast_mut().cast::<c_void>();
+      let mut wake = ptr::null_mut();
+      // SAFETY: on the JavaScript thread of `env`; `context` stays valid until `finalized` runs.
+      let status = unsafe {
+        sys::napi_create_threadsafe_function(
+          env.raw(),
+          ptr::null_mut(),
+          ptr::null_mut(),
+          string(env, "zstd-pool:lanes"),
+          0,
+          1,
+          context,
+          Some(finalized),
+          context,
+          Some(woken),
+          &mut wake,
+        )
+      };
+      if status != sys::Status::napi_ok {
+        // SAFETY: the reference made above, which Node did not take.
+        drop(unsafe { Arc::from_raw(context.cast::<Self>()) });
+        // Without a way to wake this thread, these lanes take no more calls.
+        lanes.closed.store(true, Ordering::Release);
+        return Err(Failure::Napi("napi_create_threadsafe_function"));
+      }
+      // Idle lanes must not keep the process alive; a drainer at work does (it is a work item).
+      // SAFETY: on the JavaScript thread of `env`; `wake` was just made there.
+      unsafe { sys::napi_unref_threadsafe_function(env.raw(), wake) };
+      lanes.wake.store(wake, Ordering::Release);
+      Ok(lanes)
+    }
+
+    /// Whether `env`'s lanes have at least two calls per drainer waiting.
+    pub(super) fn backed_up(env: &Env) -> bool {
+      let key = env.raw() as usize;
+      LANES.with(|all| {
+        all.borrow().iter().find(|lanes| lanes.env == key).is_some_and(|lanes| lanes.lock().queued.len() >= 2 * lanes.width)
+      })
+    }
+
+    fn closed(&self) -> bool {
+      self.closed.load(Ordering::Acquire)
+    }
+
+    pub(super) fn in_flight(&self) -> usize {
+      self.in_flight.load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+      self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Queues `call`, and wakes a parked drainer or starts one if there is room.
+    pub(super) fn push(self: &Arc<Self>, env: &Env, call: Box<dyn Call>) {
+      let start = {
+        let mut state = self.lock();
+        state.queued.push_back(call);
+        if state.parked > state.signalled {
+          // One signal per parked drainer: signalling one that is already waking costs a system
+          // call for nothing.
+          state.signalled += 1;
+          self.ready.notify_one();
+          false
+        } else {
+          // One drainer always, so that queued calls run; more up to one per core, while the
+          // drainers of every thread leave a thread of the threadpool to other work.
+          let start =
+            state.drainers == 0 || (state.drainers < self.width && ALL_DRAINERS.load(Ordering::Relaxed) + 1 < self.threadpool);
+          if start {
+            state.drainers += 1;
+            ALL_DRAINERS.fetch_add(1, Ordering::Relaxed);
+          }
+          start
+        }
+      };
+      if start && self.start_drainer(env).is_err() {
+        self.stopped(env, || Failure::Napi("napi_queue_async_work"));
+      }
+    }
+
+    /// Queues a drainer on the threadpool. Can run JavaScript (an `async_hooks` init hook), which
+    /// may call in and queue more: no lock is held.
+    fn start_drainer(self: &Arc<Self>, env: &Env) -> Result<(), ()> {
+      queue_work(env, "zstd-pool:lane", Drainer { lanes: self.clone(), again: false }, drop).map_err(drop)
+    }
+
+    /// Gives up the slot of a drainer that stopped without running its calls (it could not be
+    /// queued, was cancelled, or its environment is torn down): if it was the last, nothing
+    /// would run the queued calls, which are returned.
+    fn give_up_slot(&self) -> VecDeque<Box<dyn Call>> {
+      let mut state = self.lock();
+      state.drainers -= 1;
+      ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
+      if state.drainers == 0 {
+        std::mem::take(&mut state.queued)
+      } else {
+        VecDeque::new()
+      }
+    }
+
+    /// A drainer stopped without running: the calls no drainer will run fail.
+    fn stopped(&self, env: &Env, failure: impl Fn() -> Failure) {
+      for call in self.give_up_slot() {
+        call.fail(env, failure());
+      }
+    }
+
+    /// Settles every finished call, on the JavaScript thread. Settling can run JavaScript (a
+    /// `then` getter on a result's prototype), which may call in: no lock is held meanwhile.
+    ///
+    /// No drainer wakes this thread again until it is done: Node runs the calls of a thread-safe
+    /// function back to back, without letting the event loop turn, for as long as new ones come
+    /// while it runs them (up to a thousand), and with calls flowing steadily they would.
+    /// Calls that finish while it settles are settled too, for up to `SETTLE_FOR`.
+    fn settle(&self, env: &Env) {
+      let began = Instant::now();
+      let mut state = self.lock();
+      state.woken = true;
+      while !state.finished.is_empty() && began.elapsed() < SETTLE_FOR {
+        state.finished_since = None;
+        let finished = std::mem::take(&mut state.finished);
+        drop(state);
+        for call in finished {
+          call.complete(env);
+        }
+        state = self.lock();
+      }
+      state.woken = false;
+      // Calls that finished meanwhile: a parked drainer, signalled, wakes this thread for them
+      // (after this returns, most likely); a running one does after its share.
+      if !state.finished.is_empty() && state.parked > state.signalled {
+        state.signalled += 1;
+        self.ready.notify_one();
+      }
+    }
+
+    /// Wakes the JavaScript thread to settle finished calls. If the thread-safe function is
+    /// closing, the drainer's completion settles them instead.
+    fn wake(&self) {
+      let wake = self.wake.load(Ordering::Acquire);
+      // Not made yet (a call made while it was being made), or gone: the drainers' completions
+      // settle what finished.
+      if wake.is_null() || self.closed() {
+        return;
+      }
+      // SAFETY: called by a drainer, a work item: Node finalizes the thread-safe function only
+      // after every work item of the environment completed (see `finalized`).
+      unsafe { sys::napi_call_threadsafe_function(wake, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+    }
+  }
+
+  /// How many drainers of one thread run at once, one per core within the threadpool's size (a
+  /// drainer holds a threadpool thread while it runs), and that size, read as libuv reads
+  /// `UV_THREADPOOL_SIZE` (the leading digits; 0 means 1; at most 1024; 4 when unset).
+  fn width() -> (usize, usize) {
+    let threadpool = std::env::var("UV_THREADPOOL_SIZE").ok().map_or(4, |size| {
+      let digits: String = size.trim_start().chars().take_while(char::is_ascii_digit).collect();
+      digits.parse::<usize>().unwrap_or(0).clamp(1, 1024)
+    });
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    (threadpool.min(cores).max(1), threadpool)
+  }
+
+  /// Whether the finished calls are worth waking the JavaScript thread for now, as a drainer
+  /// starts a share that it expects to take `next` (as long as its last). A wake costs the
+  /// drainer a system call and the JavaScript thread a trip through its event loop, several
+  /// microseconds in all: waking for every small call cost more than the calls. So finished
+  /// calls wait while neither the oldest has waited, nor the share about to start would make it
+  /// wait, `SETTLE_AFTER`, and fewer than `SETTLE_AT` have finished.
+  fn worth_a_wake(state: &State, next: Duration) -> bool {
+    state.finished.len() >= SETTLE_AT || state.finished_since.is_some_and(|since| since.elapsed() + next >= SETTLE_AFTER)
+  }
+
+  const SETTLE_AFTER: Duration = Duration::from_micros(50);
+  const SETTLE_AT: usize = 32;
+
+  /// How long the JavaScript thread goes on settling calls that finish while it settles, before
+  /// it lets the event loop turn.
+  const SETTLE_FOR: Duration = Duration::from_millis(1);
+
+  /// The most calls a drainer takes from the queue at once.
+  const MAX_SHARE: usize = 8;
+
+  /// How long a drainer waits for more calls before it stops. Starting one again costs a trip
+  /// through the threadpool.
+  const LINGER: Duration = Duration::from_micros(250);
+
+  /// How long a drainer runs calls (waiting for more does not count) before it gives its
+  /// threadpool thread back, when drainers hold all the threadpool's threads but at most one:
+  /// its work item ends, and a new one queued behind whatever else waits for the threadpool
+  /// (file system, DNS, crypto, other threads' calls) takes over. Without it, a steady flow of
+  /// calls would hold the threadpool's threads for as long as it lasts.
+  const SLICE: Duration = Duration::from_millis(50);
+
+  struct Drainer {
+    lanes: Arc<Lanes>,
+    /// Its slice ran out with calls still queued: `drained` queues the next drainer in its place.
+    again: bool,
+  }
+
+  impl AsyncWork for Drainer {
+    fn execute(&mut self) {
+      drain(self)
+    }
+
+    fn complete(self, env: &Env, status: sys::napi_status) {
+      drained(self, env, status)
+    }
+  }
+
+  /// A drainer's work: shares of the queue, one after another, until none is left for `LINGER`.
+  fn drain(drainer: &mut Drainer) {
+    let lanes = drainer.lanes.clone();
+    // Time spent running calls: waiting for more does not count against the slice.
+    let mut busy = Duration::ZERO;
+    let mut last_share = Duration::ZERO;
+    let mut done: Vec<Box<dyn Call>> = Vec::new();
+    let mut state = lanes.lock();
+    let mut idle_since: Option<Instant> = None;
+    loop {
+      if !done.is_empty() {
+        state.finished.append(&mut done);
+        state.finished_since.get_or_insert_with(Instant::now);
+      }
+      if !state.queued.is_empty() {
+        // Only while the drainers of every thread hold all the threadpool's threads but at
+        // most one (a small `UV_THREADPOOL_SIZE`, or many workers): restarting needs the
+        // JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
+        if busy >= SLICE && ALL_DRAINERS.load(Ordering::Relaxed) + 1 >= lanes.threadpool {
+          // Its slot stays taken: `drained` queues the next drainer.
+          drainer.again = true;
+          break;
+        }
+        idle_since = None;
+        // A share of the queue, so that the lock is taken once per share rather than per call,
+        // and every drainer still gets some.
+        let share = state.queued.len().div_ceil(2 * lanes.width).min(MAX_SHARE);
+        done.extend(state.queued.drain(..share));
+        // Calls finished and more to run: the JavaScript thread settles them meanwhile, once
+        // they are worth a wake (see `worth_a_wake`).
+        let wake = !state.woken && worth_a_wake(&state, last_share);
+        state.woken |= wake;
+        drop(state);
+        if wake {
+          lanes.wake();
+        }
+        let share_started = Instant::now();
+        for call in &mut done {
+          // Panics are caught inside: one call's failure is its own.
+          call.execute();
+        }
+        last_share = share_started.elapsed();
+        busy += last_share;
+        state = lanes.lock();
+        continue;
+      }
+      // Nothing to run. What finished is settled now, since nothing else may finish for a while.
+      let idle = *idle_since.get_or_insert_with(Instant::now);
+      let left = LINGER.saturating_sub(idle.elapsed());
+      if left.is_zero() {
+        // This drainer's completion settles what finished.
+        state.drainers -= 1;
+        ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
+        break;
+      }
+      if !state.finished.is_empty() && !state.woken {
+        state.woken = true;
+        drop(state);
+        lanes.wake();
+        state = lanes.lock();
+        continue;
+      }
+      state.parked += 1;
+      state = lanes.ready.wait_timeout(state, left).map_or_else(|poisoned| poisoned.into_inner().0, |(state, _)| state);
+      state.parked -= 1;
+      state.signalled = state.signalled.saturating_sub(1);
+    }
+    drop(state);
+  }
+
+  /// A drainer's completion, on the JavaScript thread: the work item is deleted after it.
+  fn drained(drainer: Drainer, env: &Env, status: sys::napi_status) {
+    if status == sys::Status::napi_cancelled {
+      drainer.lanes.stopped(env, || Failure::Aborted);
+    } else if drainer.again {
+      // As the environment is torn down (a worker terminated), Node still completes work items
+      // but forbids JavaScript: making a work item would then throw from its `async_hooks` init
+      // hooks, reported as uncaught. The queued calls are dropped instead: no one is left to tell.
+      if !can_run_js(env) {
+        drop(drainer.lanes.give_up_slot());
+      } else if drainer.lanes.start_drainer(env).is_err() {
+        drainer.lanes.stopped(env, || Failure::Napi("napi_queue_async_work"));
+      }
+    }
+    drainer.lanes.settle(env);
+  }
+
+  /// The thread-safe function's call: settles finished calls. `env` is null when Node empties the
+  /// function's queue as it finalizes it; the drainers' completions have settled everything then.
+  unsafe extern "C" fn woken(env: sys::napi_env, _callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+    if env.is_null() {
+      return;
+    }
+    // SAFETY: `context` is the reference `Lanes::of` gave the thread-safe function, released only
+    // in `finalized`, after the last call of this.
+    let lanes = unsafe { &*context.cast::<Lanes>() };
+    lanes.settle(&Env::from_raw(env));
+  }
+
+  /// Node finalizes the thread-safe function as the environment is torn down, after every work
+  /// item of the environment completed (a drainer is one), so no drainer can wake it afterwards.
+  unsafe extern "C" fn finalized(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: the reference `Lanes::of` gave the thread-safe function, released once, here.
+    let lanes = unsafe { Arc::from_raw(data.cast::<Lanes>()) };
+    lanes.closed.store(true, Ordering::Release);
+  }
+}

@@ -1,0 +1,37 @@
+//! Every raw Node-API call of the addon, and so every `unsafe` block of it: the calls made by
+//! hand where napi-rs's typed layer would cost measurably more or cannot say what is needed.
+//! Everything outside this folder uses typed napi-rs arguments.
+//!
+//! What lives here:
+//! - **result Buffers** (`js.rs`): copies of native bytes, Buffers filled natively before any JavaScript
+//!   can see them, and the caller's slab (small results share one `ArrayBuffer`, carved by
+//!   `main.js`);
+//! - **work on the libuv threadpool** (`work.rs`): its Promise, its lifecycle and its
+//!   cancellation; and the lanes that let small calls share work items (`lanes.rs`);
+//! - **staging areas** (`staging.rs`): the WebAssembly build's way in and out of its memory;
+//! - **errors** (`js.rs`): a [`Failure`] thrown or rejected as the JavaScript error it stands for.
+//!
+//! What the code here may assume, and what it guarantees:
+//! - Every function runs on the JavaScript thread that owns `env`, except a work item's `execute`
+//!   (and a lane's `drain`), which run on a libuv thread and touches no JavaScript value.
+//! - These Node-API calls can run JavaScript (user code, which may resize, detach or transfer
+//!   any buffer it can reach, and call back into this addon): creating a Promise or async work
+//!   (`async_hooks` init hooks), and creating an error (V8 reads `Error.stackTraceLimit`, which
+//!   can be a getter). No pointer into memory that JavaScript can reach is held across them:
+//!   queued work owns its input before `queue` is called, and writes only native memory,
+//!   copied into a Buffer on completion. (No JavaScript object is ever truly unreachable:
+//!   `node:inspector` can find any, so off-thread work never writes a Buffer.)
+//! - The other calls made here (buffer creation and inspection, references, numbers) run no
+//!   JavaScript; allocating may collect garbage, which runs no JavaScript either (finalizers
+//!   are deferred) and moves no `ArrayBuffer` memory.
+
+mod js;
+pub mod lanes;
+#[cfg(target_family = "wasm")]
+mod staging;
+mod work;
+
+pub use js::{array, error_value, filled_buffer, result_bytes, throw, Js, Target, JS_ALLOCATES_FROM, RESULTS_IN_PLACE};
+#[cfg(target_family = "wasm")]
+pub use js::{staged, staging_area};
+pub use work::{queue, Cancellation, Job};

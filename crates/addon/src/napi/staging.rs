@@ -1,0 +1,159 @@
+//! The staging area: the WebAssembly build's way in and out of the module's memory.
+//!
+//! Under WASI (emnapi), a JavaScript buffer's memory lives outside the module's linear memory.
+//! Handed a Buffer, emnapi copies the whole `ArrayBuffer` behind it (8 KiB for a small pooled
+//! Buffer) into a fresh allocation of the module's heap, kept until that `ArrayBuffer` is
+//! collected; a view of the module's memory is recognised only while the `SharedArrayBuffer` it
+//! was made on is still the memory's current one, else by catching an exception; and a result
+//! Buffer is a copy into a fresh `ArrayBuffer`, which needs `Buffer` (absent in browsers).
+//! Profiled on Node 20, that was most of the time of a 1 KiB call.
+//!
+//! So under WASI, calls pass numbers only. A staging area is a native allocation, which
+//! JavaScript sees as a `Uint8Array` over the module's memory (an emnapi memory view, which stays
+//! usable as the memory grows): `main.js` copies an input into it and passes its length, native
+//! code reads it in place and writes a small result past it, which `main.js` copies out. Larger
+//! results stay native (`NativeBytes`) and are copied out through a view of their
+//! own. Each copy of the JavaScript that loads the module (two versions of the package, or
+//! `main.js` and `browser.mjs` in one bundle) owns an area of its own, by an id from
+//! `stagingOwner`; an owner's area is replaced (and the old one freed) only by its own
+//! `stagingArea` call, made between calls, so it never changes during a call.
+//!
+//! Native builds need none of this: the module, and the exports that use it
+//! (`exports/staged.rs`), exist only in the WebAssembly build.
+
+use std::ffi::c_void;
+use std::mem::MaybeUninit;
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use napi::{sys, Env};
+
+use zstd_pool_core::error::Failure;
+
+#[link(wasm_import_module = "emnapi")]
+extern "C" {
+  /// emnapi's typed array over `byte_length` bytes of the module's memory at `external_data`
+  /// (`typedarray_type` 1: `Uint8Array`), calling `finalize_cb` when it is collected.
+  fn emnapi_create_memory_view(
+    env: sys::napi_env,
+    typedarray_type: i32,
+    external_data: *mut c_void,
+    byte_length: usize,
+    finalize_cb: sys::napi_finalize,
+    finalize_hint: *mut c_void,
+    result: *mut sys::napi_value,
+  ) -> sys::napi_status;
+}
+
+const UINT8_ARRAY: i32 = 1;
+
+/// A staging area, its owner, and its generation (which a collected view names, so that it
+/// frees only the area it was made for).
+struct Area {
+  /// Never read here before JavaScript or a call has written it: left uninitialised, as
+  /// zeroing an area made for a large input cost more than the copy into it.
+  memory: Box<[MaybeUninit<u8>]>,
+  owner: u32,
+  generation: usize,
+}
+
+/// The live areas: one per owner, a handful in all.
+static AREAS: Mutex<Vec<Area>> = Mutex::new(Vec::new());
+static GENERATION: AtomicUsize = AtomicUsize::new(0);
+
+fn areas() -> std::sync::MutexGuard<'static, Vec<Area>> {
+  AREAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Takes out (for the caller to free, outside the lock) the area `matches` picks.
+fn take(matches: impl Fn(&Area) -> bool) -> Option<Area> {
+  let mut areas = areas();
+  let index = areas.iter().position(matches)?;
+  Some(areas.swap_remove(index))
+}
+
+/// Frees `owner`'s area and makes a new one of `len` bytes; a view of it for JavaScript.
+pub fn replace(env: &Env, owner: u32, len: usize) -> Result<sys::napi_value, Failure> {
+  drop(take(|area| area.owner == owner));
+  let mut memory = Vec::<MaybeUninit<u8>>::new();
+  memory.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
+  // SAFETY: the capacity is `len`, and any bytes are valid `MaybeUninit<u8>`.
+  unsafe { memory.set_len(len) };
+  let mut memory = memory.into_boxed_slice();
+  let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
+  let mut value = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; `memory` is `len` bytes, kept in `AREAS` until
+  // its owner replaces it or the view's finalizer (for this generation) frees it; the owner
+  // drops the view before replacing it. Runs no JavaScript.
+  let status = unsafe {
+    emnapi_create_memory_view(
+      env.raw(),
+      UINT8_ARRAY,
+      memory.as_mut_ptr().cast(),
+      len,
+      Some(finalize),
+      generation as *mut c_void,
+      &mut value,
+    )
+  };
+  if status != sys::Status::napi_ok || value.is_null() {
+    return Err(Failure::OutOfMemory { bytes: len });
+  }
+  areas().push(Area { memory, owner, generation });
+  Ok(value)
+}
+
+unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+  drop(take(|area| area.generation == hint as usize));
+}
+
+/// A staged call's input, the first `len` bytes of `owner`'s staging area, and the area (its
+/// start and length), where its result may be written. Valid until the call returns: the area is replaced only by its
+/// owner's `stagingArea`. `None` when the owner has no area that long.
+pub fn staged<'a>(owner: u32, len: usize) -> Option<(&'a [u8], *mut u8, usize)> {
+  let mut areas = areas();
+  let memory = &mut areas.iter_mut().find(|area| area.owner == owner)?.memory;
+  if len > memory.len() {
+    return None;
+  }
+  let (data, capacity) = (memory.as_mut_ptr().cast::<u8>(), memory.len());
+  // SAFETY: the area's memory stays allocated and unmoved (a boxed slice; the list may move
+  // the box, not its contents) until its owner replaces it or a finalizer frees it, which only
+  // JavaScript can cause, and the caller (a native call) runs none before it is done with the
+  // input. Its first `len` bytes are the input, which the owner wrote there (as JavaScript
+  // writes any Buffer a call reads).
+  let input = unsafe { std::slice::from_raw_parts(data.cast_const(), len) };
+  Some((input, data, capacity))
+}
+
+/// Whether `len` bytes at `address` lie in a staging area: under WASI, the one memory that
+/// JavaScript sees and native code can write.
+pub fn contains(address: usize, len: usize) -> bool {
+  areas().iter().any(|area| {
+    let start = area.memory.as_ptr() as usize;
+    address >= start && address.saturating_add(len) <= start + area.memory.len()
+  })
+}
+
+/// A view of `bytes`, which the caller keeps unmoved until JavaScript has dropped the view.
+pub fn view(env: &Env, bytes: &[u8]) -> Result<sys::napi_value, Failure> {
+  let mut value = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; `bytes` is readable. No finalizer: the caller
+  // owns the memory. Runs no JavaScript.
+  let status = unsafe {
+    emnapi_create_memory_view(
+      env.raw(),
+      UINT8_ARRAY,
+      bytes.as_ptr().cast_mut().cast(),
+      bytes.len(),
+      None,
+      ptr::null_mut(),
+      &mut value,
+    )
+  };
+  if status != sys::Status::napi_ok {
+    return Err(Failure::Napi("emnapi_create_memory_view"));
+  }
+  Ok(value)
+}

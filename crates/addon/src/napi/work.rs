@@ -1,0 +1,359 @@
+//! Work on the libuv threadpool: a call's Promise, its work item's lifecycle, and its
+//! cancellation. The rules of `js.rs` hold here too; a work item's `execute` alone runs on a libuv
+//! thread, and touches no JavaScript value. [`queue_work`] is the one place a work item is made,
+//! for a call's work and for the lanes' drainers alike.
+
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use napi::{sys, Env};
+use napi_derive::napi;
+use zstd_pool_core::error::{guarded, Failure};
+
+use super::js::{checked, error_value, exception_pending, string, Js};
+
+/// One call's work for the libuv threadpool. It owns everything it reads (inputs copied into
+/// native memory, dictionaries by `Arc`), so the caller may do anything to its buffers, and
+/// JavaScript may run, while it waits and runs.
+pub trait Job: Send + 'static {
+  type Output: Send + 'static;
+  /// The async resource name that diagnostics (`async_hooks`) show for this work.
+  const NAME: &'static str;
+
+  /// The work itself; runs on a libuv thread and touches no JavaScript value.
+  fn compute(&mut self) -> Result<Self::Output, Failure>;
+
+  /// `compute`, for work that can stop part way: `stop` turns true when the call is cancelled
+  /// while the work runs (work of many items checks it between items).
+  fn compute_until(&mut self, stop: &AtomicBool) -> Result<Self::Output, Failure> {
+    let _ = stop;
+    self.compute()
+  }
+
+  /// Turns the output into the call's result, on the JavaScript thread.
+  fn resolve(self, env: &Env, output: Self::Output) -> Result<Js, Failure>;
+}
+
+const QUEUED: u8 = 0;
+const RUNNING: u8 = 1;
+const CANCELLED: u8 = 2;
+const DONE: u8 = 3;
+
+/// What [`Cancellation`] and the work share: the work's phase, and its handle while it exists.
+pub(crate) struct WorkState {
+  phase: AtomicU8,
+  handle: AtomicPtr<sys::napi_async_work__>,
+  /// Set by `cancel()` even once the work runs: see [`Job::compute_until`].
+  stop: AtomicBool,
+}
+
+pub(crate) struct Work<J: Job> {
+  job: J,
+  result: Option<Result<J::Output, Failure>>,
+  deferred: sys::napi_deferred,
+  state: Arc<WorkState>,
+}
+
+// SAFETY: the job and its output are `Send`; `deferred` is a handle that only `complete` and
+// `fail` use, and they run on the JavaScript thread that made it.
+unsafe impl<J: Job> Send for Work<J> {}
+
+/// The Promise of a call whose work runs later, and that work, not yet handed to anyone.
+/// Creating the Promise can run JavaScript (an `async_hooks` init hook): the job owns all it
+/// reads (see [`Job`]).
+pub(crate) fn promised<J: Job>(env: &Env, job: J) -> Result<(Js, Box<Work<J>>), Failure> {
+  let (mut promise, mut deferred) = (ptr::null_mut(), ptr::null_mut());
+  // SAFETY: on the JavaScript thread of `env`; nothing here points into JavaScript memory.
+  checked(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) }, "napi_create_promise")?;
+  let state =
+    Arc::new(WorkState { phase: AtomicU8::new(QUEUED), handle: AtomicPtr::new(ptr::null_mut()), stop: AtomicBool::new(false) });
+  Ok((Js::from_raw(promise), Box::new(Work { job, result: None, deferred, state })))
+}
+
+impl<J: Job> Work<J> {
+  /// Runs the job unless it was cancelled first; on a libuv thread.
+  pub(crate) fn execute(&mut self) {
+    if self.state.phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+      let (job, stop) = (&mut self.job, &self.state.stop);
+      self.result = Some(guarded(|| job.compute_until(stop)));
+    }
+  }
+
+  /// Settles the call's Promise with the job's result, on the JavaScript thread. No result means
+  /// the work never ran: it was cancelled, or the environment is shutting down (then settling
+  /// fails quietly, as there is no one left to tell).
+  pub(crate) fn complete(self, env: &Env) {
+    let Work { job, result, deferred, state } = self;
+    // From here, `cancel()` does nothing.
+    state.phase.store(DONE, Ordering::Release);
+    let settled = match result {
+      Some(Ok(output)) => job.resolve(env, output),
+      Some(Err(failure)) => Err(failure),
+      None => Err(Failure::Aborted),
+    };
+    settle(env, deferred, settled);
+  }
+
+  /// Rejects the call's Promise with `failure` without running the job, on the JavaScript thread.
+  pub(crate) fn fail(self, env: &Env, failure: Failure) {
+    self.state.phase.store(DONE, Ordering::Release);
+    settle(env, self.deferred, Err(failure));
+  }
+
+  #[cfg(not(target_family = "wasm"))]
+  pub(crate) fn state(&self) -> &Arc<WorkState> {
+    &self.state
+  }
+}
+
+/// Queues `job` on the libuv threadpool, as a work item of its own, and returns a Promise of its
+/// result. With a `cancellation`, `cancel()` on it stops the work if it has not started yet.
+pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
+  let (promise, work) = promised(env, job)?;
+  let state = work.state.clone();
+  let queued = queue_work(env, J::NAME, *work, |handle| {
+    state.handle.store(handle, Ordering::Release);
+    // Attached before the work is queued, so that a libuv thread cannot start it first when the
+    // signal was aborted meanwhile (by JavaScript that ran while the work item was made).
+    if let Some(cancellation) = cancellation {
+      cancellation.attach(state.clone());
+    }
+  });
+  if let Err(work) = queued {
+    // Never queued: a cancellation must not reach for its handle.
+    state.handle.store(ptr::null_mut(), Ordering::Release);
+    work.fail(env, Failure::Napi("napi_queue_async_work"));
+  }
+  Ok(promise)
+}
+
+impl<J: Job> AsyncWork for Work<J> {
+  fn execute(&mut self) {
+    Work::execute(self)
+  }
+
+  fn complete(self, env: &Env, _status: sys::napi_status) {
+    // Taken first: from here, `cancel()` does nothing, since the handle is about to be deleted.
+    self.state.handle.store(ptr::null_mut(), Ordering::Release);
+    Work::complete(self, env)
+  }
+}
+
+/// What a libuv work item does: [`queue_work`] hands it to libuv, which runs `execute` on one of
+/// its threads, then `complete` on the JavaScript thread (also when the work was cancelled
+/// before it ran: then `status` says so).
+pub(crate) trait AsyncWork: Send + Sized + 'static {
+  /// On a libuv thread; touches no JavaScript value.
+  fn execute(&mut self);
+  /// On the JavaScript thread, once; the work item is deleted right after.
+  fn complete(self, env: &Env, status: sys::napi_status);
+}
+
+/// A work item's data, as libuv's callbacks see it.
+struct Item<W> {
+  handle: sys::napi_async_work,
+  work: W,
+}
+
+/// Queues `work` as a libuv work item named `name` (what `async_hooks` show), calling `created`
+/// with its handle just before it is queued; gives `work` back if it could not be queued. Making
+/// the work item can run JavaScript (an `async_hooks` init hook): `work` must own all it reads.
+pub(crate) fn queue_work<W: AsyncWork>(
+  env: &Env,
+  name: &str,
+  work: W,
+  created: impl FnOnce(sys::napi_async_work),
+) -> Result<(), W> {
+  let item = Box::into_raw(Box::new(Item { handle: ptr::null_mut(), work }));
+  let mut handle = ptr::null_mut();
+  // From here libuv's callbacks own `item`, once queued: `execute_item` borrows it,
+  // `complete_item` frees it.
+  // SAFETY: on the JavaScript thread of `env`; `item` is a live Box, handed over once.
+  let mut status = unsafe {
+    sys::napi_create_async_work(
+      env.raw(),
+      ptr::null_mut(),
+      string(env, name),
+      Some(execute_item::<W>),
+      Some(complete_item::<W>),
+      item.cast(),
+      &mut handle,
+    )
+  };
+  if status == sys::Status::napi_ok {
+    created(handle);
+    // SAFETY: on the JavaScript thread; `handle` was just made, and `item` is not queued yet, so
+    // nothing else sees it.
+    status = unsafe {
+      (*item).handle = handle;
+      sys::napi_queue_async_work(env.raw(), handle)
+    };
+  }
+  if status == sys::Status::napi_ok {
+    return Ok(());
+  }
+  if !handle.is_null() {
+    delete_work(env, handle);
+  }
+  // SAFETY: `item` came from Box::into_raw above, and no callback will see it: never queued.
+  let item = unsafe { Box::from_raw(item) };
+  Err(item.work)
+}
+
+/// Deletes a work item: once its callbacks ran, or if it was never queued.
+fn delete_work(env: &Env, handle: sys::napi_async_work) {
+  // SAFETY: on the JavaScript thread of `env`; each handle is deleted once (by `queue_work` if
+  // never queued, else by `complete_item` after its callbacks ran).
+  unsafe { sys::napi_delete_async_work(env.raw(), handle) };
+}
+
+unsafe extern "C" fn execute_item<W: AsyncWork>(_env: sys::napi_env, data: *mut c_void) {
+  // SAFETY: `data` is the item that `queue_work` gave libuv, which `complete_item` frees only
+  // after this returns; the JavaScript thread does not touch it meanwhile.
+  let item = unsafe { &mut *data.cast::<Item<W>>() };
+  item.work.execute();
+}
+
+unsafe extern "C" fn complete_item<W: AsyncWork>(env: sys::napi_env, status: sys::napi_status, data: *mut c_void) {
+  // libuv calls this once per work item, on the JavaScript thread, after `execute_item` (or
+  // instead of it).
+  // SAFETY: the item from `queue_work`, handed back once: ours to free.
+  let Item { handle, work } = *unsafe { Box::from_raw(data.cast::<Item<W>>()) };
+  let env = Env::from_raw(env);
+  work.complete(&env, status);
+  delete_work(&env, handle);
+}
+
+/// Settles the call's Promise, whatever happens: a Node-API call that failed on the way (Node 24
+/// and later leave an exception pending when a Buffer cannot be allocated) or JavaScript that
+/// threw while the error was made rejects it with that exception, which would otherwise be
+/// thrown as uncaught and leave the Promise pending, since Node settles nothing while an
+/// exception is pending.
+fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) {
+  let failure = match result {
+    Ok(value) if !exception_pending(env) => {
+      // Reactions run later, as microtasks; but resolving reads the value's `then`, which can be
+      // a getter. One that throws rejects this Promise with its error, and Node 20 leaves that
+      // error pending too: cleared, so that it is not taken for the next call's (which settles
+      // next when many settle together) or reported as uncaught.
+      // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it).
+      unsafe { sys::napi_resolve_deferred(env.raw(), deferred, value.raw()) };
+      take_exception(env);
+      return;
+    }
+    Ok(_) => Failure::Napi("napi_resolve_deferred"),
+    Err(failure) => failure,
+  };
+  let error = take_exception(env)
+    .or_else(|| error_value(env, &failure))
+    .or_else(|| take_exception(env))
+    .unwrap_or_else(|| string(env, &failure.shape().message));
+  // SAFETY: as above; no exception is pending (any was taken just above).
+  unsafe { sys::napi_reject_deferred(env.raw(), deferred, error) };
+}
+
+/// Whether JavaScript can run on `env`'s thread now: not while its environment is torn down.
+/// Calls a native function that does nothing, through `napi_call_function`, which checks that
+/// first (and runs no JavaScript).
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn can_run_js(env: &Env) -> bool {
+  unsafe extern "C" fn nothing(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    ptr::null_mut()
+  }
+  let (mut function, mut receiver, mut result) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+  // SAFETY: on the JavaScript thread of `env`; the function is native and does nothing.
+  let can = unsafe {
+    sys::napi_create_function(env.raw(), c"nothing".as_ptr(), 7, Some(nothing), ptr::null_mut(), &mut function)
+      == sys::Status::napi_ok
+      && sys::napi_get_undefined(env.raw(), &mut receiver) == sys::Status::napi_ok
+      && sys::napi_call_function(env.raw(), receiver, function, 0, ptr::null(), &mut result) == sys::Status::napi_ok
+  };
+  if !can {
+    take_exception(env);
+  }
+  can
+}
+
+fn take_exception(env: &Env) -> Option<sys::napi_value> {
+  if !exception_pending(env) {
+    return None;
+  }
+  let mut exception = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; moves the pending exception into `exception`.
+  let status = unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut exception) };
+  (status == sys::Status::napi_ok && !exception.is_null()).then_some(exception)
+}
+
+/// Stops a queued call's work if it has not started: made by `main.js` for a call with an
+/// `AbortSignal`, whose listener calls `cancel()`. It holds the work's shared state, never a
+/// pointer to the work, and the completion clears that state, so a `cancel()` that comes late
+/// (a stale listener, called by anyone at any time) does nothing.
+#[napi]
+pub struct Cancellation {
+  work: Mutex<Cancel>,
+}
+
+enum Cancel {
+  /// No work yet: the call has not queued any (or ran on the spot).
+  Waiting,
+  /// `cancel()` came before the work was queued (JavaScript that ran while it was being queued,
+  /// an `async_hooks` hook, aborted the signal): the work is marked cancelled as it is attached,
+  /// and never runs.
+  Requested,
+  Attached(Arc<WorkState>),
+  Done,
+}
+
+#[napi]
+impl Cancellation {
+  #[napi(constructor)]
+  #[allow(clippy::new_without_default)]
+  pub fn new() -> Self {
+    Self { work: Mutex::new(Cancel::Waiting) }
+  }
+
+  /// Cancels the work if it is still queued: it then never runs. Work already running finishes
+  /// on its thread. Does nothing after the work completed, or for a call that ran on the spot.
+  #[napi]
+  pub fn cancel(&self, env: Env) {
+    let previous = std::mem::replace(&mut *self.lock(), Cancel::Done);
+    match previous {
+      // A second `cancel()` before the work is attached must not forget the first.
+      Cancel::Waiting | Cancel::Requested => *self.lock() = Cancel::Requested,
+      Cancel::Attached(state) => cancel_work(&env, &state),
+      Cancel::Done => {}
+    }
+  }
+}
+
+impl Cancellation {
+  fn lock(&self) -> std::sync::MutexGuard<'_, Cancel> {
+    self.work.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+  }
+
+  /// Called before the work is queued: cancelling it then needs no libuv call, `execute` sees it.
+  pub(crate) fn attach(&self, state: Arc<WorkState>) {
+    let mut slot = self.lock();
+    if matches!(*slot, Cancel::Requested) {
+      *slot = Cancel::Done;
+      state.phase.store(CANCELLED, Ordering::Release);
+    } else {
+      *slot = Cancel::Attached(state);
+    }
+  }
+}
+
+fn cancel_work(env: &Env, state: &WorkState) {
+  // Work of many items that has started stops before its next item.
+  state.stop.store(true, Ordering::Release);
+  if state.phase.compare_exchange(QUEUED, CANCELLED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+    let handle = state.handle.load(Ordering::Acquire);
+    if !handle.is_null() {
+      // When libuv has already started the work, this fails, and `execute` sees CANCELLED.
+      // SAFETY: on the JavaScript thread, as `complete`, which deletes the handle after DONE: live.
+      unsafe { sys::napi_cancel_async_work(env.raw(), handle) };
+    }
+  }
+}

@@ -1,0 +1,212 @@
+//! Every failure the native side reports, and what it looks like to JavaScript: the error class,
+//! the `code` and the message. Plain Rust: `node.rs` makes the JavaScript error from this.
+//!
+//! Wrong argument types and out-of-range values never get here: the package entry (`main.js`)
+//! checks every argument before it calls native code.
+
+use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode};
+
+/// Why a call failed. Built anywhere (libuv threads included); turned into a JavaScript value
+/// only on the JavaScript thread.
+#[derive(Debug)]
+pub enum Failure {
+  /// libzstd returned an error code.
+  Zstd(usize),
+  /// The input ended before the end of a frame (or held no frame at all).
+  Truncated,
+  /// The decompressed data is, or declares itself, larger than `maxOutputLength`.
+  OutputTooLarge { limit: usize, declared: Option<u64> },
+  /// A frame asks for a window larger than `windowLogMax` allows.
+  WindowTooLarge { window: u64, window_log_max: u32 },
+  /// An allocation of `bytes` failed; reported instead of aborting the process.
+  OutOfMemory { bytes: usize },
+  /// libzstd could not allocate a new context.
+  NoContext,
+  /// The work was cancelled (its `AbortSignal` fired) before it ran.
+  Aborted,
+  /// A stream session that ended (or failed) was given more.
+  StreamEnded,
+  /// A stream session was given a step while its previous step was still running.
+  StepInProgress,
+  /// The build lacks a capability the call asked for.
+  Unsupported(&'static str),
+  /// Dictionary bytes that libzstd cannot use.
+  BadDictionary(&'static str),
+  /// Training found too little to learn from.
+  TrainingFailed { samples: usize, bytes: usize, size: usize },
+  /// A call was given a dictionary whose memory was released (`Dictionary`'s dispose).
+  DictionaryReleased,
+  /// A frame needs another dictionary than the one given (or one, and none was given).
+  DictionaryMismatch { needed: u32, given: Option<u32> },
+  /// A Node-API call failed: the environment is unusable (for example, shutting down).
+  Napi(&'static str),
+  /// A bug: the work panicked. The panic is caught so that it never crosses into Node.
+  Panicked,
+}
+
+/// The JavaScript class of an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+  Error,
+  RangeError,
+}
+
+/// How a failure reads in JavaScript.
+#[derive(Debug)]
+pub struct ErrorShape {
+  pub class: ErrorClass,
+  /// The error's `code`: libzstd's own error name for zstd failures (as `node:zlib` names
+  /// them), Node's codes otherwise.
+  pub code: &'static str,
+  pub message: String,
+}
+
+impl Failure {
+  pub fn shape(&self) -> ErrorShape {
+    use ErrorClass::{Error, RangeError};
+    let (class, code, message) = match self {
+      Failure::Zstd(code) => {
+        let name = zstd_error_code_name(*code);
+        let hint =
+          if name == "ZSTD_error_frameParameter_windowTooLarge" { " (raise the windowLogMax option to decode it)" } else { "" };
+        (Error, name, format!("zstd: {}{hint}", zstd_safe::get_error_name(*code)))
+      }
+      Failure::WindowTooLarge { window, window_log_max } => (
+        Error,
+        "ZSTD_error_frameParameter_windowTooLarge",
+        format!(
+          "zstd: a frame needs a window of {window} bytes, more than windowLogMax ({window_log_max}, {} bytes) allows; \
+           raise the windowLogMax option to decode it",
+          1u64 << window_log_max
+        ),
+      ),
+      Failure::Truncated => {
+        (Error, "ZSTD_error_srcSize_wrong", "zstd: input ended in the middle of a frame (truncated, or empty)".to_owned())
+      }
+      Failure::OutputTooLarge { limit, declared: Some(declared) } => (
+        RangeError,
+        "ERR_BUFFER_TOO_LARGE",
+        format!("zstd frame declares {declared} bytes of output, more than maxOutputLength ({limit} bytes)"),
+      ),
+      Failure::OutputTooLarge { limit, declared: None } => {
+        (RangeError, "ERR_BUFFER_TOO_LARGE", format!("decompressed data exceeds maxOutputLength ({limit} bytes)"))
+      }
+      Failure::OutOfMemory { bytes } => (RangeError, "ERR_MEMORY_ALLOCATION_FAILED", format!("could not allocate {bytes} bytes")),
+      Failure::NoContext => (RangeError, "ERR_MEMORY_ALLOCATION_FAILED", "could not allocate a zstd context".to_owned()),
+      Failure::BadDictionary(why) => (Error, "ZSTD_error_dictionary_corrupted", format!("zstd: not a usable dictionary: {why}")),
+      Failure::TrainingFailed { samples, bytes, size } => (
+        Error,
+        "ZSTD_error_dictionaryCreation_failed",
+        format!(
+          "zstd: cannot train a {size}-byte dictionary on {samples} samples ({bytes} bytes): give more samples \
+           (thousands are typical, about 100 times the dictionary size in all) or ask for a smaller size"
+        ),
+      ),
+      Failure::DictionaryMismatch { needed, given } => (
+        Error,
+        "ZSTD_error_dictionary_wrong",
+        match given {
+          Some(given) => format!("zstd: the frame needs dictionary {needed}, but dictionary {given} was given"),
+          None => format!("zstd: the frame needs dictionary {needed}; pass it as the dictionary option"),
+        },
+      ),
+      Failure::DictionaryReleased => {
+        (Error, "ERR_INVALID_STATE", "zstd-pool: this Dictionary was disposed: its memory is gone".to_owned())
+      }
+      Failure::StreamEnded => {
+        (Error, "ERR_STREAM_WRITE_AFTER_END", "zstd-pool: this stream has ended or failed, and takes no more input".to_owned())
+      }
+      Failure::StepInProgress => {
+        (Error, "ERR_INVALID_STATE", "zstd-pool: a stream step is still running; wait for it before the next".to_owned())
+      }
+      Failure::Unsupported(what) => (Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", format!("zstd-pool: {what}")),
+      Failure::Aborted => (Error, "ABORT_ERR", "The operation was aborted".to_owned()),
+      Failure::Panicked => {
+        (Error, "ERR_INTERNAL_ASSERTION", "zstd-pool: internal error (a panic was caught); please report it".to_owned())
+      }
+      Failure::Napi(what) => (Error, "ERR_NAPI", format!("Node-API call failed: {what}")),
+    };
+    ErrorShape { class, code, message }
+  }
+}
+
+/// libzstd's symbolic name for an error code (`ZSTD_error_corruption_detected`), as used by
+/// `node:zlib` in the `code` of its zstd errors.
+pub fn zstd_error_code_name(code: usize) -> &'static str {
+  macro_rules! names {
+    ($($kind:ident),* $(,)?) => {
+      $(if zstd_safe::is_error_kind(code, ZSTD_ErrorCode::$kind) { return stringify!($kind); })*
+    };
+  }
+  names!(
+    ZSTD_error_no_error,
+    ZSTD_error_GENERIC,
+    ZSTD_error_prefix_unknown,
+    ZSTD_error_version_unsupported,
+    ZSTD_error_frameParameter_unsupported,
+    ZSTD_error_frameParameter_windowTooLarge,
+    ZSTD_error_corruption_detected,
+    ZSTD_error_checksum_wrong,
+    ZSTD_error_literals_headerWrong,
+    ZSTD_error_dictionary_corrupted,
+    ZSTD_error_dictionary_wrong,
+    ZSTD_error_dictionaryCreation_failed,
+    ZSTD_error_parameter_unsupported,
+    ZSTD_error_parameter_combination_unsupported,
+    ZSTD_error_parameter_outOfBound,
+    ZSTD_error_tableLog_tooLarge,
+    ZSTD_error_maxSymbolValue_tooLarge,
+    ZSTD_error_maxSymbolValue_tooSmall,
+    ZSTD_error_cannotProduce_uncompressedBlock,
+    ZSTD_error_stabilityCondition_notRespected,
+    ZSTD_error_stage_wrong,
+    ZSTD_error_init_missing,
+    ZSTD_error_memory_allocation,
+    ZSTD_error_workSpace_tooSmall,
+    ZSTD_error_dstSize_tooSmall,
+    ZSTD_error_srcSize_wrong,
+    ZSTD_error_dstBuffer_null,
+    ZSTD_error_noForwardProgress_destFull,
+    ZSTD_error_noForwardProgress_inputEmpty,
+    ZSTD_error_frameIndex_tooLarge,
+    ZSTD_error_seekableIO,
+    ZSTD_error_dstBuffer_wrong,
+    ZSTD_error_srcBuffer_wrong,
+    ZSTD_error_sequenceProducer_failed,
+    ZSTD_error_externalSequences_invalid,
+  );
+  "ZSTD_error_GENERIC"
+}
+
+/// libzstd's error result for `kind`, as its functions return it: the negated code.
+pub fn zstd_error(kind: ZSTD_ErrorCode) -> usize {
+  (kind as usize).wrapping_neg()
+}
+
+/// Runs native work on the calling thread, turning a panic into a [`Failure`] so that it
+/// never unwinds into Node.
+pub fn guarded<T>(work: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+  std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or(Err(Failure::Panicked))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn zstd_codes_have_their_libzstd_names() {
+    let mut dctx = zstd::zstd_safe::DCtx::create();
+    let mut out = [0u8; 16];
+    let code = dctx.decompress(&mut out[..], b"definitely not zstd").unwrap_err();
+    assert_eq!(zstd_error_code_name(code), "ZSTD_error_prefix_unknown");
+    assert_eq!(zstd_error_code_name(zstd_error(ZSTD_ErrorCode::ZSTD_error_checksum_wrong)), "ZSTD_error_checksum_wrong");
+  }
+
+  #[test]
+  fn every_failure_has_a_code_and_a_message() {
+    for failure in [Failure::Truncated, Failure::Aborted, Failure::StepInProgress, Failure::OutOfMemory { bytes: 1 }] {
+      let shape = failure.shape();
+      assert!(!shape.code.is_empty() && !shape.message.is_empty());
+    }
+  }
+}

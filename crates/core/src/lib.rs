@@ -1,0 +1,24 @@
+//! zstd-pool's core, in plain Rust with no Node-API (the crate has no napi dependency): the
+//! codecs (`compress`, `decompress`), one-shot calls (`oneshot`), the context pools (`pool`) and
+//! their sweeper (`sweep`), the multi-threaded cache (`mt`), the stream state machines
+//! (`stream`), the frame walk (`frame`), dictionaries (`dict`) and the failures (`error`). The
+//! addon (`crates/addon`) exports it to JavaScript; the fuzzers, the tests and the benches here
+//! use it directly.
+//!
+//! The only `unsafe` here is in `ffi`: the libzstd (and glibc) calls that `zstd-safe` does not
+//! make safe.
+
+#![deny(clippy::all, clippy::undocumented_unsafe_blocks)]
+
+pub mod compress;
+pub mod decompress;
+pub mod dict;
+pub mod error;
+pub mod ffi;
+pub mod frame;
+pub mod memory;
+pub mod mt;
+pub mod oneshot;
+pub mod pool;
+pub mod stream;
+pub mod sweep;

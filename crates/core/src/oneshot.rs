@@ -1,0 +1,191 @@
+//! One-shot calls, as the addon's exports make them: the settings of a call (its parameters and
+//! dictionary, or its limits), how long it should take (what decides whether it runs on the
+//! calling thread), and its work with a pooled context, into any output buffer.
+
+use std::sync::Arc;
+
+use zstd::zstd_safe::{self, WriteBuf};
+
+use crate::compress::{self, CompressParams, Reference};
+use crate::decompress::{self, DecodeWith, Limits, OutputPlan};
+use crate::dict::Prepared;
+use crate::error::Failure;
+use crate::memory::try_vec;
+use crate::mt;
+use crate::pool::{COMPRESSORS, DECOMPRESSORS};
+
+/// A compression call's settings.
+pub struct CompressCall {
+  pub params: CompressParams,
+  pub dictionary: Option<Arc<Prepared>>,
+}
+
+impl CompressCall {
+  /// The settings of a call; `dictionary` is asked for once the tuning has been read (a call
+  /// that fails on both reports the tuning).
+  pub fn new(
+    level: i32,
+    checksum: bool,
+    workers: u32,
+    tuning: Option<&[i32]>,
+    dictionary: impl FnOnce() -> Result<Option<Arc<Prepared>>, Failure>,
+  ) -> Result<Self, Failure> {
+    let tuning = tuning.map(compress::Tuning::from_pairs).transpose()?.unwrap_or_default();
+    let params = CompressParams { level, checksum, workers: mt::effective_workers(workers), tuning };
+    Ok(Self { params, dictionary: dictionary()? })
+  }
+
+  /// Worker threads pay only for inputs of several libzstd jobs; smaller ones compress on the
+  /// calling thread, with a pooled context.
+  fn multithreaded(&self, len: usize) -> bool {
+    self.params.workers > 0 && mt::pays(&self.params, len)
+  }
+
+  /// How long compressing `len` bytes (against a prefix of `prefix_len`) should take, in µs:
+  /// infinite for work that should never run on the JavaScript thread of an async call.
+  pub fn estimated_micros(&self, len: usize, prefix_len: usize) -> f64 {
+    // Measured on a 2-core VM: about 250 MB/s at levels up to 3 for small inputs, slower above.
+    let tuned_strategy = self.params.tuning.get(compress::param::STRATEGY).filter(|&strategy| strategy > 0);
+    let bytes_per_micro = match (tuned_strategy, self.params.level) {
+      // fast and dfast, as levels 1 to 3 use.
+      (Some(1..=2), _) | (None, ..=3) => 250.0,
+      // greedy and lazy (levels 4 to 6).
+      (Some(3..=4), _) | (None, 4..=6) => 100.0,
+      // lazy2 and btlazy2 (levels 7 to 9 and on).
+      (Some(5..=6), _) | (None, 7..=9) => 40.0,
+      _ => return f64::INFINITY,
+    };
+    // Long-distance matching adds a pass over the input.
+    let passes = if self.params.tuning.get(compress::param::ENABLE_LDM) == Some(1) { 2.0 } else { 1.0 };
+    if self.multithreaded(len) {
+      return f64::INFINITY;
+    }
+    // libzstd sizes its tables down to a small input, but not the long-distance matcher's when
+    // `ldmHashLog` is set: 8 bytes an entry, allocated and cleared at about 5 GB/s (2^28 entries
+    // took 1.6 s for 1 KiB).
+    let ldm_table = self.params.tuning.get(compress::param::LDM_HASH_LOG).map_or(0.0, |log| (8u64 << log) as f64 / 5000.0);
+    // A prefix is indexed as the input is.
+    6.0 + ldm_table + passes * (len + prefix_len) as f64 / bytes_per_micro
+  }
+
+  /// Compresses `input` into `output`, which has room for `compress_bound(input.len())` bytes,
+  /// and returns the frame's length. The context comes from a pool (or, with workers, from the
+  /// cache of multi-threaded contexts) and goes back only if the call succeeded.
+  pub fn compress_into<C: WriteBuf + ?Sized>(
+    &self,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    output: &mut C,
+  ) -> Result<usize, Failure> {
+    let mut params = self.params;
+    // An empty prefix is none: it would only size the window for the input alone.
+    let prefix = prefix.filter(|prefix| !prefix.is_empty());
+    if let Some(prefix) = prefix {
+      params.tuning = compress::tuning_for_prefix(params.level, params.tuning, prefix.len(), input.len());
+    }
+    // Declared before the context, so that a context that fails is freed before its dictionary.
+    let digested = match &self.dictionary {
+      Some(dictionary) if !params.tuning.sets_match_finder() => Some(dictionary.cdict(params.level)?),
+      _ => None,
+    };
+    // `main.js` never passes both a prefix and a dictionary (libzstd would keep only the last).
+    let reference = match (prefix, &self.dictionary, &digested) {
+      (Some(prefix), _, _) => Some(Reference::Prefix(prefix)),
+      (None, _, Some(cdict)) => Some(Reference::Digested(cdict)),
+      (None, Some(dictionary), None) => Some(Reference::Loaded(dictionary.bytes())),
+      (None, None, _) => None,
+    };
+    if self.multithreaded(input.len()) {
+      let mut cctx = mt::CACHE.take(mt::Key { level: params.level, workers: params.workers })?;
+      let written = compress::compress_with(&mut cctx, input, params, reference, output)?;
+      cctx.give_back();
+      return Ok(written);
+    }
+    let mut cctx = COMPRESSORS.take()?;
+    let params = CompressParams { workers: 0, ..params };
+    let written = compress::compress_with(&mut cctx, input, params, reference, output)?;
+    cctx.give_back();
+    Ok(written)
+  }
+
+  pub fn compress_to_vec(&self, input: &[u8], prefix: Option<&[u8]>) -> Result<Vec<u8>, Failure> {
+    let mut output = try_vec(zstd_safe::compress_bound(input.len()))?;
+    self.compress_into(input, prefix, &mut output)?;
+    Ok(output)
+  }
+}
+
+/// A decompression call's settings.
+pub struct DecompressCall {
+  pub limits: Limits,
+  pub dictionary: Option<Arc<Prepared>>,
+}
+
+impl DecompressCall {
+  /// A prefix (patch-from) raises the window limit to what compressing against it gives.
+  pub fn new(
+    max_output_length: f64,
+    window_log_max: u32,
+    dictionary: impl FnOnce() -> Result<Option<Arc<Prepared>>, Failure>,
+    prefix: Option<&[u8]>,
+  ) -> Result<Self, Failure> {
+    let window_log_max = match prefix {
+      Some(prefix) => decompress::window_log_max_for_prefix(window_log_max, prefix.len()),
+      None => window_log_max,
+    };
+    // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
+    let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
+    Ok(Self { limits, dictionary: dictionary()? })
+  }
+
+  /// What frames decode against: the prefix, or the dictionary (`main.js` never gives both).
+  fn reference<'a>(&'a self, prefix: Option<&'a [u8]>) -> Option<DecodeWith<'a>> {
+    match prefix {
+      Some(prefix) => Some(DecodeWith::Prefix(prefix)),
+      None => self.dictionary.as_deref().map(|dictionary| DecodeWith::Dictionary(dictionary.ddict())),
+    }
+  }
+
+  /// Decodes frames that declare `len` bytes in all into `output`, which has room for them.
+  pub fn decode_exact<C: WriteBuf + ?Sized>(
+    &self,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    output: &mut C,
+    len: usize,
+  ) -> Result<(), Failure> {
+    // The dictionary (or prefix) outlives the context's use of it: the context is given back
+    // (reset) or freed before this returns.
+    let mut dctx = DECOMPRESSORS.take()?;
+    decompress::decompress_exact(&mut dctx, input, output, len, self.reference(prefix))?;
+    dctx.give_back();
+    Ok(())
+  }
+
+  /// Decodes into native memory: frames of unknown size grow their buffer as they go, declared
+  /// sizes are allocated fallibly.
+  pub fn decode_to_vec(&self, input: &[u8], prefix: Option<&[u8]>, plan: OutputPlan) -> Result<Vec<u8>, Failure> {
+    match plan {
+      OutputPlan::Exact(len) => {
+        let mut output = try_vec(len)?;
+        self.decode_exact(input, prefix, &mut output, len)?;
+        Ok(output)
+      }
+      OutputPlan::Growable(initial) => {
+        let mut dctx = DECOMPRESSORS.take()?;
+        let output = decompress::decompress_growable(&mut dctx, input, initial, self.limits, self.reference(prefix))?;
+        dctx.give_back();
+        Ok(output)
+      }
+    }
+  }
+}
+
+/// How long a decompression should take, in µs: about 1 GB/s of output plus a fixed cost.
+/// Output of unknown size is never guessed at.
+pub fn estimated_micros(plan: OutputPlan) -> f64 {
+  match plan {
+    OutputPlan::Exact(len) => 3.0 + len as f64 / 1000.0,
+    OutputPlan::Growable(_) => f64::INFINITY,
+  }
+}

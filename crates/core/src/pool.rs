@@ -1,0 +1,430 @@
+//! Process-wide, bounded pools of zstd contexts: take one, use it, give it back clean.
+//!
+//! Creating a context allocates and clears its tables, which costs more than compressing a
+//! small payload, so contexts are kept and reused. The pools hold no JavaScript values, so
+//! every thread (the main thread, libuv's workers, `worker_threads`) shares them safely.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use once_cell::sync::Lazy;
+use zstd::zstd_safe::{CCtx, DCtx, ResetDirective};
+
+use crate::error::Failure;
+use crate::sweep;
+
+/// No pool keeps more idle contexts than this, whatever it is configured to.
+pub const MAX_IDLE_LIMIT: usize = 1024;
+
+/// The default bound on the bytes each pool's idle contexts hold. A level-3 context for
+/// payloads up to 64 KiB holds under 1 MB, one for streams of unknown size about 3 MB; a
+/// level-19 context for 8 MiB holds 85 MB, more than a pool keeps.
+pub const DEFAULT_MAX_IDLE_BYTES: usize = 16 << 20;
+
+/// A context returned larger than this many times what the pool's contexts typically hold is
+/// freed rather than kept for calls that need much less.
+const OVERSIZED_FACTOR: usize = 4;
+
+/// ... provided it holds more than this share of the pool's byte bound: smaller ones cost
+/// little to keep and would cost more to rebuild.
+const OVERSIZED_FLOOR_SHARE: usize = 8;
+
+/// A zstd context that a pool can create, clean and measure.
+pub trait Context: Send + Sized {
+  fn create() -> Option<Self>;
+  /// Clears the session and every parameter, so no state reaches the next user.
+  fn reset(&mut self) -> bool;
+  /// The memory it holds, as libzstd counts it (`ZSTD_sizeof_CCtx`, `ZSTD_sizeof_DCtx`).
+  fn bytes(&self) -> usize;
+}
+
+impl Context for CCtx<'static> {
+  fn create() -> Option<Self> {
+    CCtx::try_create()
+  }
+  fn reset(&mut self) -> bool {
+    CCtx::reset(self, ResetDirective::SessionAndParameters).is_ok()
+  }
+  fn bytes(&self) -> usize {
+    self.sizeof()
+  }
+}
+
+impl Context for DCtx<'static> {
+  fn create() -> Option<Self> {
+    DCtx::try_create()
+  }
+  fn reset(&mut self) -> bool {
+    DCtx::reset(self, ResetDirective::SessionAndParameters).is_ok()
+  }
+  fn bytes(&self) -> usize {
+    self.sizeof()
+  }
+}
+
+/// An idle context, what it holds, and the sweeper's tick when it went idle.
+pub struct Idle<C> {
+  pub context: C,
+  pub bytes: usize,
+  pub since: u32,
+}
+
+pub struct ContextPool<C: Context> {
+  /// Idle contexts, the least recently used first: calls take the most recent (so a steady
+  /// load keeps reusing the same few and the rest grow old) and bounds and the sweeper free
+  /// the oldest.
+  idle: Mutex<Vec<Idle<C>>>,
+  /// Mirrors of the idle list's length and bytes, written under its lock, read without it.
+  idle_count: AtomicUsize,
+  idle_bytes: AtomicUsize,
+  in_use_bytes: AtomicUsize,
+  max_idle: AtomicUsize,
+  max_idle_bytes: AtomicUsize,
+  /// A moving average of what returned contexts hold (see `OVERSIZED_FACTOR`).
+  typical_bytes: AtomicUsize,
+  counts: Counts,
+}
+
+/// What happened to the contexts of a pool (or of the multi-threaded cache) so far.
+#[derive(Default)]
+pub struct Counts {
+  pub created: AtomicU64,
+  pub reused: AtomicU64,
+  pub dropped_after_error: AtomicU64,
+  pub freed_over_bound: AtomicU64,
+  pub freed_idle: AtomicU64,
+}
+
+/// What a pool holds now, and its bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Holdings {
+  pub idle: usize,
+  pub idle_bytes: usize,
+  pub in_use_bytes: usize,
+  pub max_idle: usize,
+  pub max_idle_bytes: usize,
+}
+
+impl Counts {
+  /// The context of `cached`, counted as reused, or else a new one, counted as created; and
+  /// what it holds. The second half of every `take` (a pool's, the multi-threaded cache's).
+  #[inline]
+  pub fn reuse_or_create<C: Context>(&self, cached: Option<Idle<C>>) -> Result<(C, usize), Failure> {
+    match cached {
+      Some(entry) => {
+        self.reused.fetch_add(1, Ordering::Relaxed);
+        Ok((entry.context, entry.bytes))
+      }
+      None => {
+        let context = C::create().ok_or(Failure::NoContext)?;
+        self.created.fetch_add(1, Ordering::Release);
+        let bytes = context.bytes();
+        Ok((context, bytes))
+      }
+    }
+  }
+
+  /// A snapshot, with the contexts in use derived from the others.
+  pub fn snapshot(&self, holdings: Holdings) -> PoolCounters {
+    // The ways out first, `created` last: a context seen leaving was seen created too.
+    let dropped_after_error = self.dropped_after_error.load(Ordering::Acquire);
+    let freed_over_bound = self.freed_over_bound.load(Ordering::Acquire);
+    let freed_idle = self.freed_idle.load(Ordering::Acquire);
+    let created = self.created.load(Ordering::Acquire);
+    PoolCounters {
+      created,
+      reused: self.reused.load(Ordering::Relaxed),
+      in_use: created.saturating_sub(dropped_after_error + freed_over_bound + freed_idle + holdings.idle as u64),
+      dropped_after_error,
+      freed_over_bound,
+      freed_idle,
+      holdings,
+    }
+  }
+}
+
+/// A snapshot of one pool's (or the multi-threaded cache's) counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolCounters {
+  pub created: u64,
+  pub reused: u64,
+  pub in_use: u64,
+  pub dropped_after_error: u64,
+  pub freed_over_bound: u64,
+  pub freed_idle: u64,
+  pub holdings: Holdings,
+}
+
+/// Locks `mutex`, which guards plain data: a panic elsewhere cannot leave it half-updated.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+  mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl<C: Context> ContextPool<C> {
+  pub fn new(max_idle: usize, max_idle_bytes: usize) -> Self {
+    Self {
+      idle: Mutex::new(Vec::new()),
+      idle_count: AtomicUsize::new(0),
+      idle_bytes: AtomicUsize::new(0),
+      in_use_bytes: AtomicUsize::new(0),
+      max_idle: AtomicUsize::new(max_idle.min(MAX_IDLE_LIMIT)),
+      max_idle_bytes: AtomicUsize::new(max_idle_bytes),
+      typical_bytes: AtomicUsize::new(0),
+      counts: Counts::default(),
+    }
+  }
+
+  /// The most recently used idle context if there is one, else a new one.
+  pub fn take(&self) -> Result<Lease<C, &Self>, Failure> {
+    let cached = {
+      let mut idle = lock(&self.idle);
+      let entry = idle.pop();
+      if let Some(entry) = &entry {
+        self.idle_count.fetch_sub(1, Ordering::SeqCst);
+        self.idle_bytes.fetch_sub(entry.bytes, Ordering::Relaxed);
+      }
+      entry
+    };
+    let (context, bytes) = self.counts.reuse_or_create(cached)?;
+    self.in_use_bytes.fetch_add(bytes, Ordering::Relaxed);
+    Ok(Lease::new(context, bytes, self))
+  }
+
+  fn give_back(&self, mut context: C) {
+    if !context.reset() {
+      self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
+      return;
+    }
+    let bytes = context.bytes();
+    let max_idle_bytes = self.max_idle_bytes.load(Ordering::Relaxed);
+    if self.max_idle.load(Ordering::Relaxed) == 0 || bytes > max_idle_bytes || self.oversized(bytes, max_idle_bytes) {
+      self.counts.freed_over_bound.fetch_add(1, Ordering::Release);
+      drop(context);
+      sweep::note_freed(bytes);
+      return;
+    }
+    let entry = Idle { context, bytes, since: sweep::epoch() };
+    let evicted = {
+      let mut idle = lock(&self.idle);
+      idle.push(entry);
+      self.idle_count.fetch_add(1, Ordering::SeqCst);
+      self.idle_bytes.fetch_add(bytes, Ordering::Relaxed);
+      self.evict(&mut idle)
+    };
+    sweep::note_idle();
+    let freed = evicted.iter().map(|entry| entry.bytes).sum();
+    drop(evicted);
+    if freed > 0 {
+      sweep::note_freed(freed);
+    }
+  }
+
+  /// Whether a context holding `bytes` is much larger than what this pool's contexts hold of
+  /// late. Counts it towards that either way, so a lasting change of load is followed.
+  fn oversized(&self, bytes: usize, max_idle_bytes: usize) -> bool {
+    // Racy on purpose: an average that misses an update now and then is still an average.
+    let typical = self.typical_bytes.load(Ordering::Relaxed);
+    let updated = if bytes >= typical { typical + (bytes - typical) / 8 } else { typical - (typical - bytes) / 8 };
+    if updated != typical {
+      // A steady load writes nothing: no cache line bounces between the threads for it.
+      self.typical_bytes.store(updated, Ordering::Relaxed);
+    }
+    bytes > max_idle_bytes / OVERSIZED_FLOOR_SHARE && bytes > typical.saturating_mul(OVERSIZED_FACTOR)
+  }
+
+  /// Takes the least recently used idle contexts beyond the bounds out of `idle`, to be freed
+  /// once the lock is released.
+  fn evict(&self, idle: &mut Vec<Idle<C>>) -> Vec<Idle<C>> {
+    let max_idle = self.max_idle.load(Ordering::Relaxed);
+    let max_idle_bytes = self.max_idle_bytes.load(Ordering::Relaxed);
+    let mut excess = idle.len().saturating_sub(max_idle);
+    // Exact: the idle bytes change only under the lock, which the caller holds.
+    let over_count: usize = idle[..excess].iter().map(|entry| entry.bytes).sum();
+    let mut kept_bytes = self.idle_bytes.load(Ordering::Relaxed) - over_count;
+    while excess < idle.len() && kept_bytes > max_idle_bytes {
+      kept_bytes -= idle[excess].bytes;
+      excess += 1;
+    }
+    if excess == 0 {
+      return Vec::new();
+    }
+    let evicted: Vec<_> = idle.drain(..excess).collect();
+    let total: usize = evicted.iter().map(|entry| entry.bytes).sum();
+    self.idle_count.fetch_sub(evicted.len(), Ordering::SeqCst);
+    self.idle_bytes.fetch_sub(total, Ordering::Relaxed);
+    self.counts.freed_over_bound.fetch_add(evicted.len() as u64, Ordering::Release);
+    evicted
+  }
+
+  /// Frees the contexts idle since before the timeout (see `sweep`); the bytes they held.
+  pub fn sweep(&self, now: u32) -> usize {
+    let expired: Vec<_> = {
+      let mut idle = lock(&self.idle);
+      let count = idle.iter().take_while(|entry| sweep::expired(entry.since, now)).count();
+      let expired: Vec<_> = idle.drain(..count).collect();
+      self.idle_count.fetch_sub(count, Ordering::SeqCst);
+      self.idle_bytes.fetch_sub(expired.iter().map(|entry| entry.bytes).sum(), Ordering::Relaxed);
+      // Counted with the idle count's change, so that no snapshot sees them in use.
+      self.counts.freed_idle.fetch_add(count as u64, Ordering::Release);
+      expired
+    };
+    expired.iter().map(|entry| entry.bytes).sum()
+  }
+
+  /// Changes the bounds (each when given) and frees the idle contexts beyond them.
+  pub fn set_bounds(&self, max_idle: Option<usize>, max_idle_bytes: Option<usize>) {
+    if let Some(max_idle) = max_idle {
+      self.max_idle.store(max_idle.min(MAX_IDLE_LIMIT), Ordering::Relaxed);
+    }
+    if let Some(max_idle_bytes) = max_idle_bytes {
+      self.max_idle_bytes.store(max_idle_bytes, Ordering::Relaxed);
+    }
+    let evicted = self.evict(&mut lock(&self.idle));
+    let freed = evicted.iter().map(|entry| entry.bytes).sum();
+    drop(evicted);
+    if freed > 0 {
+      sweep::note_freed(freed);
+    }
+  }
+
+  pub fn has_idle(&self) -> bool {
+    self.idle_count.load(Ordering::SeqCst) > 0
+  }
+
+  pub fn counters(&self) -> PoolCounters {
+    // Under the idle lock, which sweeps and evictions hold while they move contexts from idle
+    // to freed: none is seen both idle and freed.
+    let idle = lock(&self.idle);
+    self.counts.snapshot(Holdings {
+      idle: idle.len(),
+      idle_bytes: self.idle_bytes.load(Ordering::Relaxed),
+      in_use_bytes: self.in_use_bytes.load(Ordering::Relaxed),
+      max_idle: self.max_idle.load(Ordering::Relaxed),
+      max_idle_bytes: self.max_idle_bytes.load(Ordering::Relaxed),
+    })
+  }
+}
+
+/// Where a leased context goes back to: a pool, or the cache of multi-threaded contexts.
+pub trait Home<C> {
+  /// `leased` is what the context held when taken (or last measured).
+  fn put_back(&self, context: C, leased: usize);
+  /// The lease ended without `give_back`: its context is being freed.
+  fn discard(&self, leased: usize);
+  /// A context on loan now holds `now` bytes instead of `before`.
+  fn resized(&self, before: usize, now: usize);
+}
+
+impl<C: Context> Home<C> for &ContextPool<C> {
+  fn put_back(&self, context: C, leased: usize) {
+    self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
+    self.give_back(context);
+  }
+  fn discard(&self, leased: usize) {
+    self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
+    self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
+    sweep::note_freed(leased);
+  }
+  fn resized(&self, before: usize, now: usize) {
+    self.in_use_bytes.fetch_add(now, Ordering::Relaxed);
+    self.in_use_bytes.fetch_sub(before, Ordering::Relaxed);
+  }
+}
+
+/// A context on loan. [`Lease::give_back`] returns it after a successful use; a lease dropped
+/// without it (an error, a panic) frees the context instead, so that no half-finished state can
+/// reach the next call.
+pub struct Lease<C, H: Home<C>> {
+  context: Option<C>,
+  /// What the context held when last measured, as its home counts it in use.
+  bytes: usize,
+  home: H,
+}
+
+impl<C, H: Home<C>> Lease<C, H> {
+  pub fn new(context: C, bytes: usize, home: H) -> Self {
+    Self { context: Some(context), bytes, home }
+  }
+
+  pub fn give_back(mut self) {
+    if let Some(context) = self.context.take() {
+      self.home.put_back(context, self.bytes);
+    }
+  }
+}
+
+impl<C: Context, H: Home<C>> Lease<C, H> {
+  /// Brings the bytes its home counts in use up to date, for a context held across many steps
+  /// (a stream's).
+  pub fn measure(&mut self) {
+    if let Some(context) = &self.context {
+      let now = context.bytes();
+      if now != self.bytes {
+        self.home.resized(self.bytes, now);
+        self.bytes = now;
+      }
+    }
+  }
+}
+
+impl<C, H: Home<C>> Deref for Lease<C, H> {
+  type Target = C;
+  fn deref(&self) -> &C {
+    self.context.as_ref().expect("a lease holds its context until it ends")
+  }
+}
+
+impl<C, H: Home<C>> DerefMut for Lease<C, H> {
+  fn deref_mut(&mut self) -> &mut C {
+    self.context.as_mut().expect("a lease holds its context until it ends")
+  }
+}
+
+impl<C, H: Home<C>> Drop for Lease<C, H> {
+  fn drop(&mut self) {
+    if self.context.take().is_some() {
+      self.home.discard(self.bytes);
+    }
+  }
+}
+
+/// The default bound on idle contexts per pool.
+///
+/// At most one context per thread is in use at a time, and the threads that use them are
+/// libuv's workers (every async call runs there: `UV_THREADPOOL_SIZE`, 4 by default, 1024 at
+/// most, as libuv reads it) plus the JavaScript threads making sync calls (the main thread and
+/// any `worker_threads`, which applications size to the CPU count). Keeping that many idle
+/// means a steady load never creates a context, while a burst beyond it frees the extras.
+pub fn default_max_idle() -> usize {
+  let threadpool = std::env::var("UV_THREADPOOL_SIZE")
+    .ok()
+    .and_then(|value| value.trim().parse::<usize>().ok())
+    .filter(|&size| size > 0)
+    .unwrap_or(4)
+    .min(1024);
+  let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+  (threadpool + cpus).min(MAX_IDLE_LIMIT)
+}
+
+/// The process-wide pools, each registered with the sweeper as it is made.
+pub static COMPRESSORS: Lazy<ContextPool<CCtx<'static>>> = Lazy::new(|| {
+  sweep::register(&COMPRESSORS);
+  ContextPool::new(default_max_idle(), DEFAULT_MAX_IDLE_BYTES)
+});
+pub static DECOMPRESSORS: Lazy<ContextPool<DCtx<'static>>> = Lazy::new(|| {
+  sweep::register(&DECOMPRESSORS);
+  ContextPool::new(default_max_idle(), DEFAULT_MAX_IDLE_BYTES)
+});
+
+impl<C: Context> sweep::Sweepable for ContextPool<C> {
+  fn has_idle(&self) -> bool {
+    ContextPool::has_idle(self)
+  }
+  fn sweep(&self, now: u32) -> usize {
+    ContextPool::sweep(self, now)
+  }
+}
+
+#[cfg(test)]
+mod tests;
