@@ -5,7 +5,7 @@
 //
 // The same internal modules as the Node entry (lib/), with lib/platform-browser.js in place of
 // lib/platform.js (package.json's "imports" map, "browser" condition): calls pass numbers only,
-// inputs copied into the staging area and results out of it (lib/staging.js, src/staging.rs).
+// inputs copied into the staging area and results out of it (lib/staging.js, crates/addon/src/napi/staging.rs).
 
 import * as wasm from 'zstd-pool-wasm32-wasi'
 import platform from '#platform'

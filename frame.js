@@ -1,7 +1,7 @@
 'use strict'
 // frameInfo: what the headers of every frame in an input declare (content size, window,
 // dictionary, checksum) and how long each frame is, without decoding, so that a caller can hold
-// frames against its own limits before it decompresses them (src/frame.rs walks them).
+// frames against its own limits before it decompresses them (crates/core/src/frame.rs walks them).
 
 const { binding } = require('./lib/binding.js')
 const { bytes } = require('./lib/primordials.js')

@@ -1,7 +1,7 @@
 'use strict'
 // The batch API: compressMany / decompressMany and their sync forms, for callers that have many
 // messages at once. The async forms cut the inputs into a few groups, one per threadpool thread
-// that has a core to run on, and each group runs as one threadpool work item (src/batch.rs): the
+// that has a core to run on, and each group runs as one threadpool work item (crates/addon/src/exports/batch.rs): the
 // round trip to the threadpool is paid per group rather than per message, and every core works.
 // Each message is a call of its own (its own pooled context, limits and error); one failing
 // costs no other its result.

@@ -1,5 +1,5 @@
 'use strict'
-// Node and Web streams over the native sessions of src/stream.rs, both driven by one engine
+// Node and Web streams over the native sessions of crates/core/src/stream.rs, both driven by one engine
 // (lib/engine.js).
 
 const { Transform } = require('node:stream')

@@ -336,7 +336,7 @@ describe('the package', () => {
     // Appending while a step runs is how streams stay ahead; a second step is refused.
     session.append(Buffer.from('appended meanwhile'))
     expect(() => session.push(binding.Flush.No)).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_STATE' }))
-    // Under WASI every result is NativeBytes, copied out through a view (see src/staging.rs).
+    // Under WASI every result is NativeBytes, copied out through a view (see crates/addon/src/napi/staging.rs).
     const bytes = (value: any) => (value instanceof binding.NativeBytes ? Buffer.from(value.view()) : value)
     const frame = Buffer.concat([bytes(await first), bytes(await session.push(binding.Flush.Frame))])
     expect(decompressSync(frame).equals(Buffer.concat([data, Buffer.from('appended meanwhile')]))).toBe(true)

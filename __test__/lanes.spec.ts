@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
 import { corpus, textOfLength, wasi } from './helpers'
 
-// Many small async calls in flight share a few threadpool work items (src/lanes.rs); the
+// Many small async calls in flight share a few threadpool work items (crates/addon/src/napi/lanes.rs); the
 // WebAssembly build has no lanes, and emnapi runs no async_hooks hook for its work.
 const root = fileURLToPath(new URL('..', import.meta.url))
 

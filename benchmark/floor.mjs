@@ -1,5 +1,5 @@
 // The floor every binding is measured against: libzstd called from native code with no Node
-// work per call (src/floor.rs), measured in the same process and the same interleaving as the
+// work per call (crates/addon/src/exports/floor.rs, built by npm run build:bench), measured in the same process and the same interleaving as the
 // contenders, so that a ratio to it is taken under the same conditions.
 import { createRequire } from 'node:module'
 

@@ -1,7 +1,7 @@
 // The batch API: 64 messages of 1 KiB and of 8 KiB (level 3), compressed and decompressed with
 // compressMany / decompressMany, with a loop of single async calls (all in flight at once, as a
 // server issues them), with the sync forms, and against the best other library's loop of
-// single async calls. The floor is raw libzstd with a reused context (src/floor.rs), per
+// single async calls. The floor is raw libzstd with a reused context (crates/addon/src/exports/floor.rs), per
 // message on one core and, divided by the cores, on all of them. Rounds interleave every
 // contender; each cell is the median round, in µs per message.
 // Run by `npm run bench` (on the newest Node); alone: node benchmark/many.mjs [ROUNDS]

@@ -1,5 +1,5 @@
 // What zstd-pool's sync calls cost over the floor (raw libzstd with a reused context, no Node
-// work: src/floor.rs), measured in pairs: a batch of floor calls and a batch of zstd-pool calls
+// work: crates/addon/src/exports/floor.rs), measured in pairs: a batch of floor calls and a batch of zstd-pool calls
 // on the same payloads, back to back, in alternating order, many rounds. Each round gives one
 // ratio; the median round is the result. A shared VM drifts over seconds, which shifts cells
 // measured one after the other; it shifts both halves of a pair alike.

@@ -208,7 +208,7 @@ function manySection(many) {
     '',
     `${many.messages} messages of each size (level 3), on ${many.node}, ${many.cores} cores: µs per message, the median of ${many.rounds} interleaved rounds.`,
     '"All in flight" issues every message as a single async call, then awaits them all, as a server does. The floor is raw libzstd',
-    `with a reused context on one core (\`src/floor.rs\`); divided by ${many.cores}, it is what perfect use of every core would give, and the last column is`,
+    `with a reused context on one core (\`crates/addon/src/exports/floor.rs\`); divided by ${many.cores}, it is what perfect use of every core would give, and the last column is`,
     "that divided by the row's time (1 would be perfect).",
     '',
   ]
@@ -479,7 +479,7 @@ export function writeReport({ major = '26', runs = 3, seconds } = {}) {
     "flight, a call's time is the time of a batch of N divided by N. vitest bench (tinybench): the mean over ≥ 500 ms per cell,",
     `all contenders in one process, one after the other; each cell is the median of ${runs} complete run${runs > 1 ? 's' : ''}. Bold: the fastest`,
     'zstd binding in the column. A shared 2-core VM drifts: cells within about 10% of each other are a tie.',
-    `The floor, _${FLOOR}_, is libzstd called from native code with no Node work per call (\`src/floor.rs\`), measured`,
+    `The floor, _${FLOOR}_, is libzstd called from native code with no Node work per call (\`crates/addon/src/exports/floor.rs\`), measured`,
     'in the same process and the same cells as the contenders, so every ratio to it is taken under the same conditions.',
     ...(seconds ? [`The whole run took ${Math.round(seconds / 60)} minutes.`] : []),
     '',

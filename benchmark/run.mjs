@@ -11,8 +11,9 @@
 // complete runs each cell's median is taken over (3). With BENCH_MODES, BENCH_SIZES or BENCH_LIBS
 // it only runs and prints those cells.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { collect, disturbed, summary, writeReport } from './report.mjs'
@@ -20,6 +21,12 @@ import { newestNode, setupPeers } from './setup.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const started = Date.now()
+// The floor (`Floor`) is in the build `npm run build:bench` makes (cargo feature bench-floor),
+// not in the product's: this process and every one it starts load that build.
+const benchBuild = join(root, 'target/bench')
+const floorBinary = readdirSync(benchBuild).find((name) => name.endsWith('.node'))
+if (!floorBinary) throw new Error('no build with the floor: npm run build:bench')
+process.env.NAPI_RS_NATIVE_LIBRARY_PATH ??= join(benchBuild, floorBinary)
 setupPeers()
 const node = process.env.BENCH_NODE === 'current' ? process.execPath : newestNode
 const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()

@@ -23,7 +23,7 @@ const list = (value: string | undefined) => value?.split(',').filter(Boolean)
 const modes = list(process.env.BENCH_MODES) ?? Object.keys(MODES)
 const sizes = (list(process.env.BENCH_SIZES) ?? ['1024', '8192', '65536', '1048576']).map(Number)
 const libs = list(process.env.BENCH_LIBS)
-// The floor (raw libzstd, src/floor.rs) runs in the sync modes unless BENCH_LIBS leaves out "raw".
+// The floor (raw libzstd, crates/addon/src/exports/floor.rs) runs in the sync modes unless BENCH_LIBS leaves out "raw".
 const withFloor = !libs || libs.includes('raw')
 const options = { time: Number(process.env.BENCH_TIME_MS ?? 500), warmupTime: Number(process.env.BENCH_WARMUP_MS ?? 100) }
 

@@ -1,5 +1,5 @@
 'use strict'
-// The engine under every stream: one native session of src/stream.rs driven for a Node or a Web
+// The engine under every stream: one native session of crates/core/src/stream.rs driven for a Node or a Web
 // stream. Each chunk is a step on the libuv threadpool, and each step's output goes to the reader
 // only as fast as it reads, so a chunk that expands a lot stays bounded in memory.
 

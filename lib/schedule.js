@@ -1,8 +1,8 @@
 'use strict'
 // Where async work runs: every threshold of the JavaScript side of that decision, named, each
 // with where it comes from. Native code keeps its own half, which this side does not repeat: the
-// throughput table that turns an input into estimated microseconds (src/lib.rs), and in
-// src/lanes.rs LANE_BELOW_MICROS (1000 µs: a call at least that long gets a work item of its own)
+// throughput table that turns an input into estimated microseconds (crates/core/src/oneshot.rs), and in
+// crates/addon/src/napi/lanes.rs LANE_BELOW_MICROS (1000 µs: a call at least that long gets a work item of its own)
 // and HELP_BELOW_MICROS (12 µs: a call that may run on the spot when the lanes are backed up).
 // This side tells native code how many microseconds a call may take on the spot (`inlineMicros`);
 // native code compares its estimate with that.
@@ -12,7 +12,7 @@
 // work is estimated under MAX_INLINE_MICROS runs on the spot and its Promise settles at once. Two
 // limits keep that from hurting. Calls issued in a burst (no microtask checkpoint since the last
 // one ran on the spot) go to the threadpool unless tiny (MAX_BURST_INLINE_MICROS), where small
-// calls share a few long-lived work items (src/lanes.rs), one per core, so that the round trip is
+// calls share a few long-lived work items (crates/addon/src/napi/lanes.rs), one per core, so that the round trip is
 // not paid per call and every core works; where there are no lanes (the WebAssembly build) or one
 // core, calls in a burst run on the spot while tiny. And once MAX_INLINE_SHARE_MS have passed
 // since the first async call in this turn of the event loop, calls take the threadpool (which

@@ -5,7 +5,7 @@
 // pass numbers only: the input is copied into the staging area, a Uint8Array over the module's
 // own memory, and a result that fits past it is written there and copied out by results.js;
 // other results come as NativeBytes, copied out through a view of their own (see
-// src/staging.rs). Elsewhere nothing here runs but `ownMemory`, which returns its argument.
+// crates/addon/src/napi/staging.rs). Elsewhere nothing here runs but `ownMemory`, which returns its argument.
 
 const { binding, capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
