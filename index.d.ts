@@ -132,6 +132,8 @@ export interface Capabilities {
    * the checksum and the workers), for `main.js` to check values against.
    */
   compressParameters: Array<ParameterBounds>
+  /** The thresholds of where async work runs that the JavaScript side applies. */
+  schedule: Schedule
 }
 
 /**
@@ -261,6 +263,18 @@ export interface PoolStats {
   multithreaded: ContextPoolStats
   /** How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit). */
   idleTimeoutMs: number
+}
+
+/**
+ * The JavaScript side's thresholds of where async work runs (see the core's `schedule`, where
+ * each is explained).
+ */
+export interface Schedule {
+  maxInlineMicros: number
+  maxBurstInlineMicrosWithLanes: number
+  maxBurstInlineMicros: number
+  maxInlineShareMs: number
+  batchGroupBytes: number
 }
 
 /**

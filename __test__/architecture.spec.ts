@@ -94,6 +94,23 @@ describe('the JavaScript layers', () => {
   })
 })
 
+describe('the scheduling thresholds', () => {
+  it('are written once, in crates/core/src/schedule.rs: lib/schedule.js and the lanes have no number of their own', () => {
+    const code = (file: string) => source(file).replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '')
+    // Numbers other than 0 and 1 (counts, not thresholds) are what a threshold would look like.
+    expect(code('lib/schedule.js').match(/(?<![\w.])(?:[2-9]|\d{2,})(?:\.\d+)?(?![\w.])|\d*\.\d+/g)).toBeNull()
+    expect(code('crates/addon/src/napi/lanes.rs')).not.toMatch(/_MICROS\s*:\s*f64\s*=/)
+    const { binding } = require('../lib/binding.js')
+    expect(Object.keys(binding.capabilities().schedule).sort()).toEqual([
+      'batchGroupBytes',
+      'maxBurstInlineMicros',
+      'maxBurstInlineMicrosWithLanes',
+      'maxInlineMicros',
+      'maxInlineShareMs',
+    ])
+  })
+})
+
 describe('the one table of compression parameters (lib/parameters.js)', () => {
   const parameters = require('../lib/parameters.js')
   const { binding } = require('../lib/binding.js')

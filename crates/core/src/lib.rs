@@ -1,7 +1,8 @@
 //! zstd-pool's core, in plain Rust with no Node-API (the crate has no napi dependency): the
 //! codecs (`compress`, `decompress`), one-shot calls (`oneshot`), the context pools (`pool`) and
 //! their sweeper (`sweep`), the multi-threaded cache (`mt`), the stream state machines
-//! (`stream`), the frame walk (`frame`), dictionaries (`dict`) and the failures (`error`). The
+//! (`stream`), the frame walk (`frame`), dictionaries (`dict`), the failures (`error`), and
+//! every threshold of where async work runs (`schedule`). The
 //! addon (`crates/addon`) exports it to JavaScript; the fuzzers, the tests and the benches here
 //! use it directly.
 //!
@@ -20,5 +21,6 @@ pub mod memory;
 pub mod mt;
 pub mod oneshot;
 pub mod pool;
+pub mod schedule;
 pub mod stream;
 pub mod sweep;

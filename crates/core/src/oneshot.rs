@@ -13,6 +13,7 @@ use crate::error::Failure;
 use crate::memory::try_vec;
 use crate::mt;
 use crate::pool::{COMPRESSORS, DECOMPRESSORS};
+use crate::schedule;
 
 /// A compression call's settings.
 pub struct CompressCall {
@@ -44,15 +45,14 @@ impl CompressCall {
   /// How long compressing `len` bytes (against a prefix of `prefix_len`) should take, in µs:
   /// infinite for work that should never run on the JavaScript thread of an async call.
   pub fn estimated_micros(&self, len: usize, prefix_len: usize) -> f64 {
-    // Measured on a 2-core VM: about 250 MB/s at levels up to 3 for small inputs, slower above.
     let tuned_strategy = self.params.tuning.get(compress::param::STRATEGY).filter(|&strategy| strategy > 0);
     let bytes_per_micro = match (tuned_strategy, self.params.level) {
       // fast and dfast, as levels 1 to 3 use.
-      (Some(1..=2), _) | (None, ..=3) => 250.0,
+      (Some(1..=2), _) | (None, ..=3) => schedule::COMPRESS_BYTES_PER_MICRO[0],
       // greedy and lazy (levels 4 to 6).
-      (Some(3..=4), _) | (None, 4..=6) => 100.0,
+      (Some(3..=4), _) | (None, 4..=6) => schedule::COMPRESS_BYTES_PER_MICRO[1],
       // lazy2 and btlazy2 (levels 7 to 9 and on).
-      (Some(5..=6), _) | (None, 7..=9) => 40.0,
+      (Some(5..=6), _) | (None, 7..=9) => schedule::COMPRESS_BYTES_PER_MICRO[2],
       _ => return f64::INFINITY,
     };
     // Long-distance matching adds a pass over the input.
@@ -61,11 +61,14 @@ impl CompressCall {
       return f64::INFINITY;
     }
     // libzstd sizes its tables down to a small input, but not the long-distance matcher's when
-    // `ldmHashLog` is set: 8 bytes an entry, allocated and cleared at about 5 GB/s (2^28 entries
-    // took 1.6 s for 1 KiB).
-    let ldm_table = self.params.tuning.get(compress::param::LDM_HASH_LOG).map_or(0.0, |log| (8u64 << log) as f64 / 5000.0);
+    // `ldmHashLog` is set.
+    let ldm_table = self
+      .params
+      .tuning
+      .get(compress::param::LDM_HASH_LOG)
+      .map_or(0.0, |log| (8u64 << log) as f64 / schedule::LDM_TABLE_BYTES_PER_MICRO);
     // A prefix is indexed as the input is.
-    6.0 + ldm_table + passes * (len + prefix_len) as f64 / bytes_per_micro
+    schedule::COMPRESS_FIXED_MICROS + ldm_table + passes * (len + prefix_len) as f64 / bytes_per_micro
   }
 
   /// Compresses `input` into `output`, which has room for `compress_bound(input.len())` bytes,
@@ -181,11 +184,10 @@ impl DecompressCall {
   }
 }
 
-/// How long a decompression should take, in µs: about 1 GB/s of output plus a fixed cost.
-/// Output of unknown size is never guessed at.
+/// How long a decompression should take, in µs. Output of unknown size is never guessed at.
 pub fn estimated_micros(plan: OutputPlan) -> f64 {
   match plan {
-    OutputPlan::Exact(len) => 3.0 + len as f64 / 1000.0,
+    OutputPlan::Exact(len) => schedule::DECOMPRESS_FIXED_MICROS + len as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO,
     OutputPlan::Growable(_) => f64::INFINITY,
   }
 }

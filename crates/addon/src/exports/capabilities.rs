@@ -1,10 +1,11 @@
-//! `capabilities`: what `main.js` needs to know about this build and libzstd, read once.
+//! `capabilities`: what the JavaScript side needs to know about this build, libzstd and the
+//! scheduling thresholds, read once.
 
 use napi_derive::napi;
 use zstd::zstd_safe;
 use zstd_pool_core::compress::{self, DEFAULT_LEVEL};
 use zstd_pool_core::pool::MAX_IDLE_LIMIT;
-use zstd_pool_core::{decompress, mt};
+use zstd_pool_core::{decompress, mt, schedule};
 
 use crate::exports::oneshot::SHARED_BELOW;
 use crate::exports::pool::MAX_IDLE_MULTITHREADED;
@@ -35,6 +36,19 @@ pub struct Capabilities {
   /// libzstd's bounds for each compression parameter this build supports (besides the level,
   /// the checksum and the workers), for `main.js` to check values against.
   pub compress_parameters: Vec<ParameterBounds>,
+  /// The thresholds of where async work runs that the JavaScript side applies.
+  pub schedule: Schedule,
+}
+
+/// The JavaScript side's thresholds of where async work runs (see the core's `schedule`, where
+/// each is explained).
+#[napi(object)]
+pub struct Schedule {
+  pub max_inline_micros: f64,
+  pub max_burst_inline_micros_with_lanes: f64,
+  pub max_burst_inline_micros: f64,
+  pub max_inline_share_ms: f64,
+  pub batch_group_bytes: u32,
 }
 
 /// libzstd's bounds for one compression parameter (`ZSTD_cParam_getBounds`).
@@ -66,5 +80,12 @@ pub fn capabilities() -> Capabilities {
       .iter()
       .filter_map(|&id| compress::bounds(id).map(|(min, max)| ParameterBounds { id, min, max }))
       .collect(),
+    schedule: Schedule {
+      max_inline_micros: schedule::MAX_INLINE_MICROS,
+      max_burst_inline_micros_with_lanes: schedule::MAX_BURST_INLINE_MICROS_WITH_LANES,
+      max_burst_inline_micros: schedule::MAX_BURST_INLINE_MICROS,
+      max_inline_share_ms: schedule::MAX_INLINE_SHARE_MS,
+      batch_group_bytes: schedule::BATCH_GROUP_BYTES,
+    },
   }
 }

@@ -25,6 +25,8 @@
 use napi::Env;
 
 use zstd_pool_core::error::Failure;
+#[cfg(not(target_family = "wasm"))]
+use zstd_pool_core::schedule;
 
 use crate::napi::js::Js;
 use crate::napi::work::{self, Cancellation, Job};
@@ -35,21 +37,13 @@ use native::Lanes;
 /// every call queues its own work item.
 pub const ENABLED: bool = !cfg!(target_family = "wasm");
 
-/// Calls estimated to take at least this long (µs) get a threadpool work item of their own.
-#[cfg(not(target_family = "wasm"))]
-const LANE_BELOW_MICROS: f64 = 1000.0;
-
-/// Calls estimated under this (µs) may run on the spot when the lanes are backed up (see `help`).
-#[cfg(not(target_family = "wasm"))]
-const HELP_BELOW_MICROS: f64 = 12.0;
-
 /// Whether an async call estimated to take `micros`, which `main.js` would let run on the spot up
 /// to `inline_micros` (0 once this turn of the event loop has had its share), should run on the
 /// spot rather than queue behind the calls already waiting for the lanes: the JavaScript thread
 /// then works as one more lane, instead of waiting.
 pub fn help(env: &Env, micros: f64, inline_micros: f64) -> bool {
   #[cfg(not(target_family = "wasm"))]
-  if inline_micros > 0.0 && micros < HELP_BELOW_MICROS {
+  if inline_micros > 0.0 && micros < schedule::MAX_BURST_INLINE_MICROS {
     return Lanes::backed_up(env);
   }
   let _ = (env, micros, inline_micros);
@@ -77,7 +71,7 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, mic
   };
   let lone = lanes.in_flight() == 0;
   let job = native::Counted::new(job, &lanes);
-  if lone || micros >= LANE_BELOW_MICROS {
+  if lone || micros >= schedule::LANE_BELOW_MICROS {
     return work::queue(env, job, cancellation);
   }
   let (promise, work) = work::promised(env, job)?;

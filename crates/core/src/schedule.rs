@@ -1,0 +1,58 @@
+//! Where the work of an async call runs: on the JavaScript thread at once ("inline"), on the
+//! lanes (a few long-lived threadpool work items that many small calls in flight share), or on a
+//! threadpool work item of its own. Every threshold of that decision is here, named, with where
+//! it comes from, and so is the cost model that turns a call into estimated microseconds. The
+//! addon's lanes use theirs from here, and the JavaScript side (`lib/schedule.js`, batches in
+//! `many.js`) reads its own from `capabilities().schedule`, so that each is written once.
+//!
+//! The figures were measured on the project's 2-core VM (AMD EPYC, Node 20 to 26, 2026-11-30 and
+//! 2026-12-01) and are the same on every machine: a faster or slower one shifts the estimates
+//! and the round trip alike, but not by the same factor.
+
+/// Work estimated under this runs inline, and its Promise settles at once: a trip through the
+/// libuv threadpool and back costs about 35 µs with one call in flight (docs/async.md), plus
+/// settling its Promise (commit e7aa252, which brought inline calls).
+pub const MAX_INLINE_MICROS: f64 = 50.0;
+
+/// In a burst of calls (no microtask checkpoint since the last one ran inline), where lanes take
+/// small calls and there is more than one core: only work this tiny runs inline (decompressing a
+/// few KB), and the rest goes to the lanes, where every core works. Chosen with the lanes
+/// (commit e4bddab); no measurement of the value itself is recorded.
+pub const MAX_BURST_INLINE_MICROS_WITH_LANES: f64 = 6.0;
+
+/// In a burst without lanes (the WebAssembly build) or on one core, the most a call runs inline;
+/// and with lanes, the most a call may run on the spot when the lanes are backed up (the
+/// JavaScript thread then works as one more lane instead of waiting: commit 2b91d52, which took
+/// 16 calls in flight of 1 KiB compression from 1.35x to about 2x the best peer).
+pub const MAX_BURST_INLINE_MICROS: f64 = 12.0;
+
+/// The share of one turn of the event loop that inline calls may take, in milliseconds: past
+/// it, calls take the threadpool until the loop turns, so that a loop of awaited calls lets
+/// timers and I/O in (commit e7aa252; a long await loop of tiny calls then delays timers by at
+/// most about 0.3 ms).
+pub const MAX_INLINE_SHARE_MS: f64 = 0.25;
+
+/// A call estimated to take at least this long gets a threadpool work item of its own, so that
+/// it never holds up the small calls queued on the lanes behind it (commit e4bddab).
+pub const LANE_BELOW_MICROS: f64 = 1000.0;
+
+/// Batches (`compressMany`, `decompressMany`): the most input one group copies and holds; more
+/// makes more groups (commit 8d61e43).
+pub const BATCH_GROUP_BYTES: u32 = 8 << 20;
+
+/// Compression speed for small inputs, in bytes a microsecond, by match finder: fast and dfast
+/// (levels 1 to 3), greedy and lazy (4 to 6), lazy2 and btlazy2 (7 to 9). Slower ones never run
+/// inline.
+pub const COMPRESS_BYTES_PER_MICRO: [f64; 3] = [250.0, 100.0, 40.0];
+
+/// What any compression costs besides its bytes (a context from the pool, the frame), in µs.
+pub const COMPRESS_FIXED_MICROS: f64 = 6.0;
+
+/// How fast libzstd allocates and clears the long-distance matcher's table (8 bytes an entry),
+/// which it does whatever the input's size when `ldmHashLog` is set: 2^28 entries took 1.6 s
+/// for 1 KiB (commit 139d00b).
+pub const LDM_TABLE_BYTES_PER_MICRO: f64 = 5000.0;
+
+/// Decompression: about 1 GB/s of output, plus a fixed cost, in µs.
+pub const DECOMPRESS_BYTES_PER_MICRO: f64 = 1000.0;
+pub const DECOMPRESS_FIXED_MICROS: f64 = 3.0;
