@@ -452,46 +452,45 @@ function callCore(call, input) {
 }
 
 function zstdCompress(buffer, options, callback) {
-  if (typeof options === 'function') {
-    callback = options
-    options = {}
-  }
-  const read = readOptions(options, false)
-  try {
-    if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
-    const input = inputBytes(buffer)
+  withCallback(buffer, options, callback, false, (read, input, given, done) => {
     // A dictionary libzstd refused, or a size pledged wrong, is a failure of the compression,
     // reported to the callback.
     const failed = read.dictionaryError ?? pledgeBroken(read, input)
     settle(
       failed ? Promise.reject(failed) : core.compress(input, { ...compressCore(read), signal: read.signal }),
-      callback,
+      done,
       (output) => {
         checkOutput(output, read)
-        return read.info ? withInfo(output, ZstdCompress, options, lengthOf(input)) : output
+        return read.info ? withInfo(output, ZstdCompress, given, lengthOf(input)) : output
       },
       undefined,
     )
-  } finally {
-    release(read)
-  }
+  })
 }
 
 function zstdDecompress(buffer, options, callback) {
+  withCallback(buffer, options, callback, true, (read, input, given, done) =>
+    settle(
+      core.decompress(input, { ...decompressCore(read), signal: read.signal }),
+      done,
+      (output) => (read.info ? withInfo(output, ZstdDecompress, given, lengthOf(input)) : output),
+      input,
+    ),
+  )
+}
+
+/** The callback forms' common start, as node:zlib's: the options may be left out; they are read
+ * (and released once `run` has started the call), then the callback checked, then the input
+ * taken. `run` gets the options as given and the callback. */
+function withCallback(buffer, options, callback, decompressing, run) {
   if (typeof options === 'function') {
     callback = options
     options = {}
   }
-  const read = readOptions(options, true)
+  const read = readOptions(options, decompressing)
   try {
     if (typeof callback !== 'function') throw invalidType('callback', 'of type function', callback)
-    const input = inputBytes(buffer)
-    settle(
-      core.decompress(input, { ...decompressCore(read), signal: read.signal }),
-      callback,
-      (output) => (read.info ? withInfo(output, ZstdDecompress, options, lengthOf(input)) : output),
-      input,
-    )
+    run(read, inputBytes(buffer), options, callback)
   } finally {
     release(read)
   }

@@ -104,22 +104,15 @@ for (const [name, old] of [
   console.log(`Patch-from: ${name}\n`)
   rows.push(...header)
   compare('level 3, alone', next, 3, ['-3'])
-  compare(
-    'level 3, against the old version',
-    next,
-    { level: 3, prefix: old },
-    ['-3', `--patch-from=${reference}`],
-    { prefix: old },
-    [`--patch-from=${reference}`],
-  )
-  compare(
-    'level 19, against the old version',
-    next,
-    { level: 19, prefix: old },
-    ['-19', `--patch-from=${reference}`],
-    { prefix: old },
-    [`--patch-from=${reference}`],
-  )
+  for (const level of [3, 19])
+    compare(
+      `level ${level}, against the old version`,
+      next,
+      { level, prefix: old },
+      [`-${level}`, `--patch-from=${reference}`],
+      { prefix: old },
+      [`--patch-from=${reference}`],
+    )
   console.log(`${rows.splice(0).join('\n')}\n`)
 }
 rmSync(directory, { recursive: true, force: true })

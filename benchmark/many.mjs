@@ -48,41 +48,31 @@ for (const size of [1024, 8192]) {
   const frames = inputs.map((input) => zstd.compressSync(input, LEVEL))
   const floorCompress = floors(true, inputs.slice(0, 15), LEVEL)[FLOOR]
   const floorDecompress = floors(false, frames.slice(0, 15), LEVEL)[FLOOR]
+  // The same contenders each way: `op` on `items` (inputs or frames), one argument after them.
+  const contendersOf = (op, items, floor, ...options) => {
+    const many = `${op}Many`
+    const sync = `${op}Sync`
+    return {
+      [many]: () => zstd[many](items, ...options),
+      [`${op}, all in flight`]: () => Promise.all(items.map((item) => zstd[op](item, ...options))),
+      [`${many}Sync`]: async () => zstd[`${many}Sync`](items, ...options),
+      [`${sync}, a loop`]: async () => {
+        for (const item of items) zstd[sync](item, ...options)
+      },
+      ...Object.fromEntries(
+        Object.entries(peers).map(([name, peer]) => [
+          `${name} ${op}, all in flight`,
+          () => Promise.all(items.map((item) => peer[op](item))),
+        ]),
+      ),
+      [FLOOR]: async () => {
+        for (let i = 0; i < MESSAGES; i += FLOOR_BATCH) floor()
+      },
+    }
+  }
   const contenders = {
-    compress: {
-      compressMany: () => zstd.compressMany(inputs, LEVEL),
-      'compress, all in flight': () => Promise.all(inputs.map((input) => zstd.compress(input, LEVEL))),
-      compressManySync: async () => zstd.compressManySync(inputs, LEVEL),
-      'compressSync, a loop': async () => {
-        for (const input of inputs) zstd.compressSync(input, LEVEL)
-      },
-      ...Object.fromEntries(
-        Object.entries(peers).map(([name, peer]) => [
-          `${name} compress, all in flight`,
-          () => Promise.all(inputs.map((input) => peer.compress(input))),
-        ]),
-      ),
-      [FLOOR]: async () => {
-        for (let i = 0; i < MESSAGES; i += FLOOR_BATCH) floorCompress()
-      },
-    },
-    decompress: {
-      decompressMany: () => zstd.decompressMany(frames),
-      'decompress, all in flight': () => Promise.all(frames.map((frame) => zstd.decompress(frame))),
-      decompressManySync: async () => zstd.decompressManySync(frames),
-      'decompressSync, a loop': async () => {
-        for (const frame of frames) zstd.decompressSync(frame)
-      },
-      ...Object.fromEntries(
-        Object.entries(peers).map(([name, peer]) => [
-          `${name} decompress, all in flight`,
-          () => Promise.all(frames.map((frame) => peer.decompress(frame))),
-        ]),
-      ),
-      [FLOOR]: async () => {
-        for (let i = 0; i < MESSAGES; i += FLOOR_BATCH) floorDecompress()
-      },
-    },
+    compress: contendersOf('compress', inputs, floorCompress, LEVEL),
+    decompress: contendersOf('decompress', frames, floorDecompress),
   }
   for (const [op, entries] of Object.entries(contenders)) {
     const times = Object.fromEntries(Object.keys(entries).map((name) => [name, []]))

@@ -70,14 +70,20 @@ function startDecompress(data, settings, cancellation) {
   return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabOffset(), cancellation)
 }
 
-/** The Promise of an async call on `data`, `start(data, settings, cancellation)` making the
- * native call. */
-function asyncCall(start, data, settings) {
-  // Checked now, so that a wrong type is the error whatever the signal says. The view itself is
-  // taken by `start`, after everything that can run the caller's code (the signal's, hooks).
-  bytes(data, 'data')
-  if (settings.signal === undefined) return settled(start(data, settings, undefined))
-  return cancellable(settings.signal, (cancellation) => start(data, settings, cancellation))
+/** The Promise of an async call on `data` with `options`: `readOptions` reads them, then
+ * `start(data, settings, cancellation)` makes the native call. Every failure is a rejection. */
+function asyncCall(start, readOptions, data, options) {
+  try {
+    // The options first: their getters may run code, which must find no view of the input taken.
+    const settings = readOptions(options)
+    // Checked now, so that a wrong type is the error whatever the signal says. The view itself is
+    // taken by `start`, after everything that can run the caller's code (the signal's, hooks).
+    bytes(data, 'data')
+    if (settings.signal === undefined) return settled(start(data, settings, undefined))
+    return cancellable(settings.signal, (cancellation) => start(data, settings, cancellation))
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -95,12 +101,7 @@ function compressSync(data, level) {
 
 /** Compresses `data` off the main thread (or at once when it is small); see compressSync. */
 function compress(data, level) {
-  try {
-    const settings = compressOptions(level)
-    return asyncCall(startCompress, data, settings)
-  } catch (error) {
-    return Promise.reject(error)
-  }
+  return asyncCall(startCompress, compressOptions, data, level)
 }
 
 /**
@@ -115,12 +116,7 @@ function decompressSync(data, options) {
 
 /** Decompresses `data` off the main thread (or at once when it is small); see decompressSync. */
 function decompress(data, options) {
-  try {
-    const settings = decompressOptions(options)
-    return asyncCall(startDecompress, data, settings)
-  } catch (error) {
-    return Promise.reject(error)
-  }
+  return asyncCall(startDecompress, decompressOptions, data, options)
 }
 
 module.exports = { compress, compressNow, compressSync, decompress, decompressNow, decompressSync }
