@@ -2,20 +2,18 @@
 //! corpus at levels 1, 3 and 9, single-threaded and with 2 and 4 workers (a cached context per
 //! setting, as zstd-pool keeps them). Sets `mt::MIN_INPUT`. Run: cargo bench --bench multithread
 
-use std::fs;
+mod corpus;
+
 use std::time::Instant;
 
 use zstd::zstd_safe::CCtx;
 use zstd_pool_core::compress::{compress, CompressParams};
 
+use corpus::corpus;
+
+/// The corpus, repeated or cut to `size` bytes.
 fn corpus_of(size: usize) -> Vec<u8> {
-  let mut names: Vec<_> = fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../__test__/corpus"))
-    .expect("the corpus")
-    .flatten()
-    .map(|e| e.path())
-    .collect();
-  names.sort();
-  let all: Vec<u8> = names.iter().flat_map(|path| fs::read(path).expect("corpus file")).collect();
+  let all = corpus();
   all.iter().copied().cycle().take(size).collect()
 }
 

@@ -3,6 +3,8 @@
 //! context per call (no pooling). Same payloads as benchmark/corpus.mjs. Writes
 //! benchmark/results/rust.json for the report. Run: cargo bench --bench pool
 
+mod corpus;
+
 use std::fs;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -12,18 +14,10 @@ use zstd_pool_core::compress::{compress, CompressParams};
 use zstd_pool_core::decompress::{decompress_exact, plan_output, Limits, OutputPlan};
 use zstd_pool_core::pool::ContextPool;
 
+use corpus::corpus;
+
 const LEVEL: i32 = 3;
 const SIZES: [usize; 4] = [1 << 10, 8 << 10, 64 << 10, 1 << 20];
-
-fn corpus() -> Vec<u8> {
-  let mut names: Vec<_> = fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../__test__/corpus"))
-    .expect("the corpus")
-    .flatten()
-    .map(|e| e.path())
-    .collect();
-  names.sort();
-  names.iter().flat_map(|path| fs::read(path).expect("corpus file")).collect()
-}
 
 /// 15 windows of `size` bytes at evenly spread offsets, as benchmark/corpus.mjs cuts them.
 fn payloads(all: &[u8], size: usize) -> Vec<Vec<u8>> {

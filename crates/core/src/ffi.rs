@@ -77,32 +77,36 @@ pub fn train_fast_cover(dictionary: &mut [u8], samples: &[u8], sizes: &[usize], 
 // dictionary (or prefix) in the context. Every caller resets or frees the context before what it
 // refers to goes (a pooled context is reset as it is given back, and freed if it is not).
 
+/// `value` with its borrow widened to `'static`, for a context to refer to.
+///
+/// # Safety
+/// The context that is given it must be reset or freed before `value` goes (see above).
+unsafe fn until_reset<T: ?Sized>(value: &T) -> &'static T {
+  &*std::ptr::from_ref(value)
+}
+
 /// Makes `cctx` compress with `cdict` until it is reset or freed, which must happen first.
 pub fn ref_cdict(cctx: &mut CCtx<'static>, cdict: &CDict<'static>) -> Result<(), ErrorCode> {
   // SAFETY: see above: the context refers to the dictionary only until reset or freed.
-  let cdict: &'static CDict<'static> = unsafe { &*std::ptr::from_ref(cdict) };
-  cctx.ref_cdict(cdict).map(drop)
+  cctx.ref_cdict(unsafe { until_reset(cdict) }).map(drop)
 }
 
 /// Makes `cctx` compress its next frame against `prefix`, which must outlive that use.
 pub fn ref_compress_prefix(cctx: &mut CCtx<'static>, prefix: &[u8]) -> Result<(), ErrorCode> {
   // SAFETY: see above: the context refers to the prefix only until reset or freed.
-  let prefix: &'static [u8] = unsafe { std::slice::from_raw_parts(prefix.as_ptr(), prefix.len()) };
-  cctx.ref_prefix(prefix).map(drop)
+  cctx.ref_prefix(unsafe { until_reset(prefix) }).map(drop)
 }
 
 /// Makes `dctx` decode with `ddict` until it is reset or freed, which must happen first.
 pub fn ref_ddict(dctx: &mut DCtx<'static>, ddict: &DDict<'static>) -> Result<(), ErrorCode> {
   // SAFETY: see above: the context refers to the dictionary only until reset or freed.
-  let ddict: &'static DDict<'static> = unsafe { &*std::ptr::from_ref(ddict) };
-  dctx.ref_ddict(ddict).map(drop)
+  dctx.ref_ddict(unsafe { until_reset(ddict) }).map(drop)
 }
 
 /// Makes `dctx` decode its next frame against `prefix`, which must outlive that use.
 pub fn ref_decompress_prefix(dctx: &mut DCtx<'static>, prefix: &[u8]) -> Result<(), ErrorCode> {
   // SAFETY: see above: the context refers to the prefix only until reset or freed.
-  let prefix: &'static [u8] = unsafe { std::slice::from_raw_parts(prefix.as_ptr(), prefix.len()) };
-  dctx.ref_prefix(prefix).map(drop)
+  dctx.ref_prefix(unsafe { until_reset(prefix) }).map(drop)
 }
 
 /// Gives the allocator's free pages back to the system (glibc keeps them otherwise).

@@ -39,29 +39,25 @@ pub trait Context: Send + Sized {
   fn bytes(&self) -> usize;
 }
 
-impl Context for CCtx<'static> {
-  fn create() -> Option<Self> {
-    CCtx::try_create()
-  }
-  fn reset(&mut self) -> bool {
-    CCtx::reset(self, ResetDirective::SessionAndParameters).is_ok()
-  }
-  fn bytes(&self) -> usize {
-    self.sizeof()
-  }
+/// libzstd's two contexts: zstd-safe gives them the same calls, but under no common trait.
+macro_rules! context {
+  ($context:ident) => {
+    impl Context for $context<'static> {
+      fn create() -> Option<Self> {
+        $context::try_create()
+      }
+      fn reset(&mut self) -> bool {
+        $context::reset(self, ResetDirective::SessionAndParameters).is_ok()
+      }
+      fn bytes(&self) -> usize {
+        self.sizeof()
+      }
+    }
+  };
 }
 
-impl Context for DCtx<'static> {
-  fn create() -> Option<Self> {
-    DCtx::try_create()
-  }
-  fn reset(&mut self) -> bool {
-    DCtx::reset(self, ResetDirective::SessionAndParameters).is_ok()
-  }
-  fn bytes(&self) -> usize {
-    self.sizeof()
-  }
-}
+context!(CCtx);
+context!(DCtx);
 
 /// An idle context, what it holds, and the sweeper's tick when it went idle.
 pub struct Idle<C> {

@@ -79,15 +79,48 @@ fn resolve(env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
   node::array(env, elements.len(), &elements)
 }
 
-struct CompressBatch {
-  items: Items,
-  prefix: Option<Vec<u8>>,
-  call: CompressCall,
+/// What a batch does with each of its items: what a single `compress` / `decompress` call does.
+trait ItemCall: Send + 'static {
+  /// The async resource name of the batch's work (see `Job::NAME`).
+  const NAME: &'static str;
+  fn run(&self, input: &[u8], prefix: Option<&[u8]>) -> std::result::Result<Vec<u8>, Failure>;
 }
 
-impl node::Job for CompressBatch {
-  type Output = Outputs;
+impl ItemCall for CompressCall {
   const NAME: &'static str = "zstd-pool:compress-batch";
+
+  fn run(&self, input: &[u8], prefix: Option<&[u8]>) -> std::result::Result<Vec<u8>, Failure> {
+    self.compress_to_vec(input, prefix)
+  }
+}
+
+impl ItemCall for DecompressCall {
+  const NAME: &'static str = "zstd-pool:decompress-batch";
+
+  fn run(&self, input: &[u8], prefix: Option<&[u8]>) -> std::result::Result<Vec<u8>, Failure> {
+    let plan = decompress::plan_output(input, self.limits, self.dictionary.as_deref())?;
+    self.decode_to_vec(input, prefix, plan)
+  }
+}
+
+/// A batch's work: its items, one copy of the prefix they share, and the call each makes.
+struct Batch<C> {
+  items: Items,
+  prefix: Option<Vec<u8>>,
+  call: C,
+}
+
+impl<C: ItemCall> Batch<C> {
+  /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each) and `prefix`.
+  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<&[u8]>, call: C) -> std::result::Result<Self, Failure> {
+    let prefix = prefix.map(owned).transpose()?;
+    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call })
+  }
+}
+
+impl<C: ItemCall> node::Job for Batch<C> {
+  type Output = Outputs;
+  const NAME: &'static str = C::NAME;
 
   fn compute(&mut self) -> std::result::Result<Outputs, Failure> {
     self.compute_until(&AtomicBool::new(false))
@@ -95,7 +128,7 @@ impl node::Job for CompressBatch {
 
   fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
     let (call, prefix) = (&self.call, self.prefix.as_deref());
-    Ok(self.items.each().map(|input| until(stop, || call.compress_to_vec(input, prefix))).collect())
+    Ok(self.items.each().map(|input| until(stop, || call.run(input, prefix))).collect())
   }
 
   fn resolve(self, env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
@@ -126,42 +159,12 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.map_or(0, <[u8]>::len);
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    let prefix = prefix.map(owned).transpose()?;
-    let items = Items::new(inputs, lengths)?;
-    lanes::queue(&env, CompressBatch { items, prefix, call }, cancellation, micros)
+    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call)?, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
   }
   queued.map_err(|failure| node::throw(&env, failure))
-}
-
-struct DecompressBatch {
-  items: Items,
-  prefix: Option<Vec<u8>>,
-  call: DecompressCall,
-}
-
-impl node::Job for DecompressBatch {
-  type Output = Outputs;
-  const NAME: &'static str = "zstd-pool:decompress-batch";
-
-  fn compute(&mut self) -> std::result::Result<Outputs, Failure> {
-    self.compute_until(&AtomicBool::new(false))
-  }
-
-  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
-    let (call, prefix) = (&self.call, self.prefix.as_deref());
-    let decode = |input: &[u8]| {
-      let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
-      call.decode_to_vec(input, prefix, plan)
-    };
-    Ok(self.items.each().map(|input| until(stop, || decode(input))).collect())
-  }
-
-  fn resolve(self, env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
-    resolve(env, outputs)
-  }
 }
 
 /// Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
@@ -179,10 +182,7 @@ pub fn decompress_batch(
   prefix: Option<&[u8]>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let queued = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix).and_then(|call| {
-    let prefix = prefix.map(owned).transpose()?;
-    let items = Items::new(inputs, lengths)?;
-    node::queue(&env, DecompressBatch { items, prefix, call }, cancellation)
-  });
+  let queued = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)
+    .and_then(|call| node::queue(&env, Batch::new(inputs, lengths, prefix, call)?, cancellation));
   queued.map_err(|failure| node::throw(&env, failure))
 }

@@ -61,34 +61,19 @@ pub fn compress(
 ) -> Result<Js> {
   let call =
     CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).map_err(|failure| throw(&env, failure))?;
-  run_compress(call, &env, input, prefix, inline_micros, slab, slab_offset, cancellation, dictionary)
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_compress(
-  call: CompressCall,
-  env: &Env,
-  input: &[u8],
-  prefix: Option<&[u8]>,
-  inline_micros: f64,
-  slab: Option<Target>,
-  slab_offset: u32,
-  cancellation: Option<&Cancellation>,
-  dictionary: Option<&PreparedDictionary>,
-) -> Result<Js> {
   let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
-  let result = if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
-    compress_here(&call, env, input, prefix, slab, slab_offset)
+  let result = if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
+    compress_here(&call, &env, input, prefix, slab, slab_offset)
   } else {
     owned(input).and_then(|input| {
       let prefix = prefix.map(owned).transpose()?;
-      lanes::queue(env, CompressJob { input, prefix, call }, cancellation, micros)
+      lanes::queue(&env, CompressJob { input, prefix, call }, cancellation, micros)
     })
   };
   if let Some(dictionary) = dictionary {
-    dictionary.report(env);
+    dictionary.report(&env);
   }
-  result.map_err(|failure| throw(env, failure))
+  result.map_err(|failure| throw(&env, failure))
 }
 
 /// Compresses on this thread: into the slab when the frame is sure to be small, else into
@@ -170,42 +155,29 @@ pub fn decompress(
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)
-    .and_then(|call| run_decompress(call, &env, input, prefix, inline_micros, slab, slab_offset, cancellation))
-    .map_err(|failure| throw(&env, failure))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_decompress(
-  call: DecompressCall,
-  env: &Env,
-  input: &[u8],
-  prefix: Option<&[u8]>,
-  inline_micros: f64,
-  slab: Option<Target>,
-  offset: u32,
-  cancellation: Option<&Cancellation>,
-) -> std::result::Result<Js, Failure> {
-  // The frame walk refuses what the limits or the dictionary rule out, before any work.
-  let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
-  let micros = estimated_micros(plan);
-  if micros <= inline_micros || lanes::help(env, micros, inline_micros) {
-    return decompress_here(&call, env, input, prefix, plan, slab, offset);
-  }
-  // The work decodes into native memory, copied into a Buffer when it completes: a libuv thread
-  // never writes memory that JavaScript could reach (even a Buffer made for the call is
-  // reachable, by `node:inspector`'s `queryObjects`) and detach or free meanwhile. Against
-  // writing the Buffer in place, the copy costs 5-15% for outputs of 64 KiB and more. A
-  // declared size is allocated here, on the JavaScript thread, which also frees it after the
-  // copy: allocated on the libuv threads (glibc gives each its own arena), it cost 10-30% more
-  // with 16 or 64 calls in flight.
-  let output = match plan {
-    OutputPlan::Exact(len) => try_vec(len)?,
-    OutputPlan::Growable(_) => Vec::new(),
-  };
-  let prefix = prefix.map(owned).transpose()?;
-  let job = DecompressJob { input: owned(input)?, prefix, call, plan, output };
-  lanes::queue(env, job, cancellation, micros)
+  let result = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix).and_then(|call| {
+    // The frame walk refuses what the limits or the dictionary rule out, before any work.
+    let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
+    let micros = estimated_micros(plan);
+    if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
+      return decompress_here(&call, &env, input, prefix, plan, slab, slab_offset);
+    }
+    // The work decodes into native memory, copied into a Buffer when it completes: a libuv
+    // thread never writes memory that JavaScript could reach (even a Buffer made for the call is
+    // reachable, by `node:inspector`'s `queryObjects`) and detach or free meanwhile. Against
+    // writing the Buffer in place, the copy costs 5-15% for outputs of 64 KiB and more. A
+    // declared size is allocated here, on the JavaScript thread, which also frees it after the
+    // copy: allocated on the libuv threads (glibc gives each its own arena), it cost 10-30% more
+    // with 16 or 64 calls in flight.
+    let output = match plan {
+      OutputPlan::Exact(len) => try_vec(len)?,
+      OutputPlan::Growable(_) => Vec::new(),
+    };
+    let prefix = prefix.map(owned).transpose()?;
+    let job = DecompressJob { input: owned(input)?, prefix, call, plan, output };
+    lanes::queue(&env, job, cancellation, micros)
+  });
+  result.map_err(|failure| throw(&env, failure))
 }
 
 /// Decodes on this thread. With a prefix, never straight into the slab: the prefix could be

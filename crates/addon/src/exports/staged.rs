@@ -5,10 +5,9 @@
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::error::Failure;
-use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
 
-use crate::exports::dictionary::{prepared, PreparedDictionary};
-use crate::exports::oneshot::{run_compress, run_decompress};
+use crate::exports::dictionary::PreparedDictionary;
+use crate::exports::oneshot::{compress, decompress};
 use crate::napi::{self as raw, throw, Cancellation, Js, Target};
 
 /// A new owner of a staging area: an id to pass to the other functions here.
@@ -27,10 +26,13 @@ pub fn staging_area(env: Env, owner: u32, len: u32) -> Result<Js> {
 
 /// A staged call's input, the first `input_length` bytes of `owner`'s staging area, and where
 /// its result may be written: the area, from the first 8-byte boundary past the input. Valid
-/// until the call returns: the area is replaced only by its owner's `staging_area`. `None` when
-/// the owner has no area that long.
-fn staged<'a>(owner: u32, input_length: u32) -> Option<(&'a [u8], Target, u32)> {
-  raw::staged(owner, input_length as usize).map(|(input, area)| (input, area, input_length.saturating_add(7) & !7))
+/// until the call returns: the area is replaced only by its owner's `staging_area`. An error
+/// when the owner has no area that long.
+fn staged<'a>(env: &Env, owner: u32, input_length: u32) -> Result<(&'a [u8], Target, u32)> {
+  let Some((input, area)) = raw::staged(owner, input_length as usize) else {
+    return Err(throw(env, Failure::Napi("no staged input")));
+  };
+  Ok((input, area, input_length.saturating_add(7) & !7))
 }
 
 /// [`compress`] under WASI: the input is the first `input_length` bytes of `owner`'s staging
@@ -50,11 +52,8 @@ pub fn compress_staged(
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let Some((input, slab, offset)) = staged(owner, input_length) else {
-    return Err(throw(&env, Failure::Napi("no staged input")));
-  };
-  let call = CompressCall::new(level, checksum, 0, tuning, || prepared(dictionary)).map_err(|failure| throw(&env, failure))?;
-  run_compress(call, &env, input, prefix, inline_micros, Some(slab), offset, cancellation, dictionary)
+  let (input, slab, offset) = staged(&env, owner, input_length)?;
+  compress(env, input, level, checksum, 0, dictionary, tuning, prefix, inline_micros, Some(slab), offset, cancellation)
 }
 
 /// [`decompress`] under WASI, as [`compress_staged`] is [`compress`].
@@ -71,10 +70,6 @@ pub fn decompress_staged(
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let Some((input, slab, offset)) = staged(owner, input_length) else {
-    return Err(throw(&env, Failure::Napi("no staged input")));
-  };
-  DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)
-    .and_then(|call| run_decompress(call, &env, input, prefix, inline_micros, Some(slab), offset, cancellation))
-    .map_err(|failure| throw(&env, failure))
+  let (input, slab, offset) = staged(&env, owner, input_length)?;
+  decompress(env, input, max_output_length, window_log_max, dictionary, prefix, inline_micros, Some(slab), offset, cancellation)
 }
