@@ -95,6 +95,8 @@ function addAbortListener(abortSignal, listener) {
 }
 
 module.exports = {
+  // There is no Buffer here.
+  INPUT_TYPES: 'of type string or an instance of TypedArray, DataView or ArrayBuffer',
   MAX_LENGTH,
   addAbortListener,
   afterTurn,

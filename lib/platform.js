@@ -49,6 +49,9 @@ function utf8(text) {
   return bufferFrom(text, 'utf8')
 }
 
+/** What an input may be, as errors name it. */
+const INPUT_TYPES = 'of type string or an instance of Buffer, TypedArray, DataView, or ArrayBuffer'
+
 /** The largest Buffer. */
 const MAX_LENGTH = bufferConstants.MAX_LENGTH
 
@@ -96,6 +99,7 @@ function slabsShareable() {
 }
 
 module.exports = {
+  INPUT_TYPES,
   MAX_LENGTH,
   addAbortListener,
   afterTurn,

@@ -4,7 +4,7 @@
 // an input as bytes that every face uses.
 
 const { invalidType } = require('./errors.js')
-const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array, utf8 } = require('#platform')
+const { INPUT_TYPES, isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array, utf8 } = require('#platform')
 
 const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype)
 const typedArrayGetters = viewGetters(typedArrayPrototype)
@@ -20,8 +20,6 @@ const typedArraySet = typedArrayPrototype.set
 function lengthOf(view) {
   return typedArrayGetters.byteLength.call(view)
 }
-
-const INPUT_TYPES = 'of type string or an instance of Buffer, TypedArray, DataView, or ArrayBuffer'
 
 /**
  * `data` as a Uint8Array over the same bytes (a string is encoded as UTF-8): every

@@ -20,11 +20,14 @@ pub const MAX_INLINE_MICROS: f64 = 50.0;
 /// (commit e4bddab); no measurement of the value itself is recorded.
 pub const MAX_BURST_INLINE_MICROS_WITH_LANES: f64 = 6.0;
 
-/// In a burst without lanes (the WebAssembly build) or on one core, the most a call runs inline;
-/// and with lanes, the most a call may run on the spot when the lanes are backed up (the
-/// JavaScript thread then works as one more lane instead of waiting: commit 2b91d52, which took
-/// 16 calls in flight of 1 KiB compression from 1.35x to about 2x the best peer).
+/// In a burst without lanes (the WebAssembly build) or on one core, the most a call runs inline
+/// (commit e4bddab).
 pub const MAX_BURST_INLINE_MICROS: f64 = 12.0;
+
+/// With lanes, a call estimated under this may run on the spot when the lanes are backed up: the
+/// JavaScript thread then works as one more lane instead of waiting (commit 2b91d52, which took
+/// 16 calls in flight of 1 KiB compression from 1.35x to about 2x the best peer).
+pub const HELP_BELOW_MICROS: f64 = 12.0;
 
 /// The share of one turn of the event loop that inline calls may take, in milliseconds: past
 /// it, calls take the threadpool until the loop turns, so that a loop of awaited calls lets

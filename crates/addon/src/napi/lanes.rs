@@ -43,7 +43,7 @@ pub const ENABLED: bool = !cfg!(target_family = "wasm");
 /// then works as one more lane, instead of waiting.
 pub fn help(env: &Env, micros: f64, inline_micros: f64) -> bool {
   #[cfg(not(target_family = "wasm"))]
-  if inline_micros > 0.0 && micros < schedule::MAX_BURST_INLINE_MICROS {
+  if inline_micros > 0.0 && micros < schedule::HELP_BELOW_MICROS {
     return Lanes::backed_up(env);
   }
   let _ = (env, micros, inline_micros);
