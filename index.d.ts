@@ -144,8 +144,12 @@ export interface Capabilities {
  * threadpool, and the result is a Promise. A result that runs here and is smaller than
  * `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
  * length; other results are Buffers (or, under WASI, `NativeBytes`).
+ *
+ * In the WebAssembly build, `input` is the length of the input in the caller's staging area,
+ * and `slab` the area's owner (see `napi::placed`); `workers` is ignored: the build has no
+ * worker threads of libzstd's.
  */
-export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
+export declare function compress(input: Uint8Array | number, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
@@ -172,14 +176,17 @@ export interface ContextPoolStats {
   idle: number
   /** Contexts held by calls and streams running now. */
   inUse: number
-  /** Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`/`DCtx`). */
+  /** Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`, `ZSTD_sizeof_DCtx`). */
   idleBytes: number
-  /** Bytes the contexts in use held when taken, or at their stream's last step. */
+  /**
+   * Bytes the contexts in use held when taken (a call may grow its context), or at their
+   * stream's last step.
+   */
   inUseBytes: number
   /** Contexts freed because a call using them failed: never returned to the pool. */
   droppedAfterError: number
   /**
-   * Contexts freed on return, or evicted, to keep the pool within `maxIdleContexts` and
+   * Contexts freed on return, or evicted (the least recently used first), to keep the pool within `maxIdleContexts` and
    * `maxIdleBytes`, or because they held far more than the pool's recent calls needed.
    */
   freedOverBound: number
@@ -188,7 +195,7 @@ export interface ContextPoolStats {
   /** The most idle contexts the pool keeps. */
   maxIdleContexts: number
   /**
-   * The most bytes the pool's idle contexts hold: `Infinity` for the multi-threaded cache,
+   * The most bytes the pool's idle contexts hold; `Infinity` for the multi-threaded cache,
    * which is bounded by count.
    */
   maxIdleBytes: number
@@ -197,9 +204,10 @@ export interface ContextPoolStats {
 /**
  * Decompresses every frame in `input` (frames with or without a recorded size, concatenated
  * frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
- * runs, and what the result is, as for [`compress`].
+ * runs, what the result is, and what `input` and `slab` are in the WebAssembly build, as for
+ * [`compress`].
  */
-export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | Promise<Buffer>
+export declare function decompress(input: Uint8Array | number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
@@ -256,12 +264,16 @@ export interface ParameterBounds {
 /** The counters of the process-wide context pools (shared by every thread and worker). */
 export declare function poolStats(): PoolStats
 
+/** What `poolStats` and `configurePool` return. */
 export interface PoolStats {
   compressors: ContextPoolStats
   decompressors: ContextPoolStats
   /** Multi-threaded compression contexts (`workers`), cached with their worker threads. */
   multithreaded: ContextPoolStats
-  /** How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit). */
+  /**
+   * How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
+   * contexts stay.
+   */
   idleTimeoutMs: number
 }
 

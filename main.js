@@ -13,8 +13,8 @@ const { compress, compressSync, decompress, decompressSync } = require('./lib/ca
 const { Dictionary, trainDictionary } = require('./lib/dictionary.js')
 const { DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } = require('./lib/parameters.js')
 const { configurePool, poolStats } = require('./lib/pool.js')
-// The other faces' exports are spread in, in this order, so that Node's ES module loader (and
-// main.mjs's `export *`) finds every name without a second list.
+// The other faces' exports are spread in, so that every name is listed once, in its own face;
+// main.mjs, the ES module entry, is generated from this object (scripts/esm-entries.mjs).
 module.exports = {
   compress,
   compressSync,

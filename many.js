@@ -11,9 +11,11 @@ const { compressNow, decompressNow } = require('./lib/calls.js')
 const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions, prefixView } = require('./lib/options.js')
-const { allocUnsafeSlow, isNativeError } = require('#platform')
+const { allocUnsafeSlow, types } = require('#platform')
+const { isNativeError } = types
 const { bytes, lengthOf, typedArraySet } = require('./lib/primordials.js')
 const { materialize } = require('./lib/results.js')
+const { STAGED } = require('./lib/staging.js')
 const { GROUP_BYTES, LANES } = require('./lib/schedule.js')
 
 const { apply } = Reflect
@@ -144,9 +146,10 @@ function compressMany(inputs, options) {
     const settings = compressOptions(options, 'options')
     const items = inputsOf(inputs)
     const { level, checksum, workers, dictionary, signal, tuning, prefix } = settings
-    if (workers > 1 && prefix === undefined) {
+    if (workers > 1 && prefix === undefined && !STAGED) {
       // Worker threads already spread one input over the cores: one call per input. (With a
-      // prefix, groups: each call would copy the prefix.)
+      // prefix, groups: each call would copy the prefix. The WebAssembly build has no worker
+      // threads, and its one-shot calls take staged inputs only.)
       return runEach(items, signal, (input, cancellation) =>
         binding.compress(input, level, checksum, workers, dictionary, tuning, undefined, 0, undefined, 0, cancellation),
       )

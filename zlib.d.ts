@@ -98,28 +98,30 @@ export declare const constants: {
   readonly ZSTD_error_noForwardProgress_inputEmpty: 82
 }
 
-/** node:zlib's zstd compression stream, over zstd-pool's (`createCompressStream`). */
-export declare class ZstdCompress extends Transform {
-  constructor(options?: ZstdOptions)
+/** What node:zlib's zstd streams have beyond a Transform. */
+export interface ZstdStream {
   /** Input bytes taken so far. */
   bytesWritten: number
-  /** Emits everything written so far as decodable data (`kind` defaults to `constants.ZSTD_e_flush`). */
+  /**
+   * Compression: emits everything written so far as decodable data (`kind` defaults to `constants.ZSTD_e_flush`).
+   * Decompression: waits until everything written so far is decoded and pushed.
+   */
   flush(kind?: number, callback?: () => void): void
   flush(callback?: () => void): void
   /** Destroys the stream; `callback` is called once it has closed, as `stream.finished` calls it. */
   close(callback?: (error?: Error | null) => void): void
 }
 
+/** node:zlib's zstd compression stream, over zstd-pool's (`createCompressStream`). */
+export interface ZstdCompress extends ZstdStream {}
+export declare class ZstdCompress extends Transform {
+  constructor(options?: ZstdOptions)
+}
+
 /** node:zlib's zstd decompression stream, over zstd-pool's (`createDecompressStream`). */
+export interface ZstdDecompress extends ZstdStream {}
 export declare class ZstdDecompress extends Transform {
   constructor(options?: ZstdOptions)
-  /** Input bytes taken so far. */
-  bytesWritten: number
-  /** Waits until everything written so far is decoded and pushed. */
-  flush(kind?: number, callback?: () => void): void
-  flush(callback?: () => void): void
-  /** Destroys the stream; `callback` is called once it has closed, as `stream.finished` calls it. */
-  close(callback?: (error?: Error | null) => void): void
 }
 
 export declare function createZstdCompress(options?: ZstdOptions): ZstdCompress
@@ -127,28 +129,24 @@ export declare function createZstdDecompress(options?: ZstdOptions): ZstdDecompr
 
 export type CompressCallback = (error: Error | null, result: Buffer) => void
 
-export declare function zstdCompress(buffer: InputType, callback: CompressCallback): void
-export declare function zstdCompress(
-  buffer: InputType,
-  options: ZstdOptions & { info: true },
-  callback: (error: Error | null, result: { buffer: Buffer; engine: ZstdCompress }) => void,
-): void
-export declare function zstdCompress(buffer: InputType, options: ZstdOptions, callback: CompressCallback): void
-export declare function zstdCompressSync(
-  buffer: InputType,
-  options: ZstdOptions & { info: true },
-): { buffer: Buffer; engine: ZstdCompress }
-export declare function zstdCompressSync(buffer: InputType, options?: ZstdOptions): Buffer
+/** A one-shot function's callback forms, as node:zlib's; `info: true` hands back the `Engine` that did the work. */
+export interface ZstdCallbackFunction<Engine> {
+  (buffer: InputType, callback: CompressCallback): void
+  (
+    buffer: InputType,
+    options: ZstdOptions & { info: true },
+    callback: (error: Error | null, result: { buffer: Buffer; engine: Engine }) => void,
+  ): void
+  (buffer: InputType, options: ZstdOptions, callback: CompressCallback): void
+}
 
-export declare function zstdDecompress(buffer: InputType, callback: CompressCallback): void
-export declare function zstdDecompress(
-  buffer: InputType,
-  options: ZstdOptions & { info: true },
-  callback: (error: Error | null, result: { buffer: Buffer; engine: ZstdDecompress }) => void,
-): void
-export declare function zstdDecompress(buffer: InputType, options: ZstdOptions, callback: CompressCallback): void
-export declare function zstdDecompressSync(
-  buffer: InputType,
-  options: ZstdOptions & { info: true },
-): { buffer: Buffer; engine: ZstdDecompress }
-export declare function zstdDecompressSync(buffer: InputType, options?: ZstdOptions): Buffer
+/** A one-shot function's sync form, as node:zlib's. */
+export interface ZstdSyncFunction<Engine> {
+  (buffer: InputType, options: ZstdOptions & { info: true }): { buffer: Buffer; engine: Engine }
+  (buffer: InputType, options?: ZstdOptions): Buffer
+}
+
+export declare const zstdCompress: ZstdCallbackFunction<ZstdCompress>
+export declare const zstdCompressSync: ZstdSyncFunction<ZstdCompress>
+export declare const zstdDecompress: ZstdCallbackFunction<ZstdDecompress>
+export declare const zstdDecompressSync: ZstdSyncFunction<ZstdDecompress>

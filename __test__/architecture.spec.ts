@@ -45,6 +45,11 @@ describe('the JavaScript layers', () => {
     ])
   })
 
+  it('the ES module entries are what scripts/esm-entries.mjs makes of main.js and zlib.js (their export lists are written once)', async () => {
+    const { entries } = await import('../scripts/esm-entries.mjs')
+    for (const { path, text } of entries) expect(source(path), `${path}: run node scripts/esm-entries.mjs`).toBe(text)
+  })
+
   it('no internal module imports a face', () => {
     for (const file of internal) {
       for (const specifier of imports(file)) {

@@ -5,7 +5,8 @@
 
 const { binding } = require('./binding.js')
 const { coded, safely } = require('./errors.js')
-const { addAbortListener, isPromise } = require('#platform')
+const { addAbortListener, types } = require('#platform')
+const { isPromise } = types
 const { materialize, result } = require('./results.js')
 
 function abortError(abortSignal) {

@@ -30,7 +30,8 @@ function loadBinding() {
   return provided
 }
 
-// Brand checks (as Node's util.types does), which work across realms and cannot be faked.
+// Brand checks, as Node's util.types has them (lib/platform.js exports that): they work across
+// realms and cannot be faked.
 
 /** Whether `value` has the internal slot that `brandGetter` (a prototype getter) reads. */
 function isBrand(brandGetter, value) {
@@ -101,12 +102,6 @@ module.exports = {
   addAbortListener,
   afterTurn,
   allocUnsafeSlow,
-  isAnyArrayBuffer,
-  isDataView,
-  isNativeError,
-  isPromise,
-  isTypedArray,
-  isUint8Array,
   loadBinding,
   // Nothing in a browser detaches results: none share a slab.
   markAsUntransferable: () => {},
@@ -116,5 +111,6 @@ module.exports = {
   slabsShareable: () => false,
   // The module's own workers run async calls; there is no libuv threadpool.
   threadpoolSize: parallelism,
+  types: { isAnyArrayBuffer, isDataView, isNativeError, isPromise, isTypedArray, isUint8Array },
   utf8,
 }

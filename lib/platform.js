@@ -12,7 +12,6 @@ const { markAsUntransferable } = require('node:worker_threads')
 
 const { coded } = require('./errors.js')
 
-const { isAnyArrayBuffer, isDataView, isNativeError, isPromise, isTypedArray, isUint8Array } = types
 /** A copy of a view, as a Buffer (or the UTF-8 bytes of a string, with 'utf8'). */
 const bufferFrom = Buffer.from
 /** Views end to end, as one Buffer. */
@@ -107,17 +106,13 @@ module.exports = {
   bufferFrom,
   compare,
   concat,
-  isAnyArrayBuffer,
-  isDataView,
-  isNativeError,
-  isPromise,
-  isTypedArray,
-  isUint8Array,
   loadBinding,
   markAsUntransferable,
   now,
   parallelism,
   slabsShareable,
   threadpoolSize,
+  /** Brand checks (isUint8Array, isPromise, …), which work across realms and cannot be faked. */
+  types,
   utf8,
 }

@@ -4,7 +4,8 @@
 // an input as bytes that every face uses.
 
 const { invalidType } = require('./errors.js')
-const { INPUT_TYPES, isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array, utf8 } = require('#platform')
+const { INPUT_TYPES, types, utf8 } = require('#platform')
+const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array } = types
 
 const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype)
 const typedArrayGetters = viewGetters(typedArrayPrototype)

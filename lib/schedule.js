@@ -16,7 +16,8 @@
 // take the threadpool (which yields) until the loop turns.
 
 const { capabilities } = require('./binding.js')
-const { afterTurn, isPromise, now, parallelism, threadpoolSize } = require('#platform')
+const { afterTurn, now, parallelism, threadpoolSize, types } = require('#platform')
+const { isPromise } = types
 const { materialize, result } = require('./results.js')
 
 const {

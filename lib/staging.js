@@ -9,7 +9,8 @@
 
 const { binding, capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
-const { allocUnsafeSlow, isPromise, isUint8Array } = require('#platform')
+const { allocUnsafeSlow, types } = require('#platform')
+const { isPromise, isUint8Array } = types
 const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 
 const STAGED = capabilities.staged
@@ -100,7 +101,8 @@ function replaceStage(wanted) {
 
 /** Replaces a large staging area once the call that needed it is queued (it owns a copy). */
 function shrinkStage(value) {
-  if (isPromise(value) && stage !== null && lengthOf(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
+  // `stage` first: natively it is always null, and the call costs nothing more.
+  if (stage !== null && isPromise(value) && lengthOf(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
   return value
 }
 

@@ -10,5 +10,5 @@ pub mod frame;
 pub mod oneshot;
 pub mod pool;
 #[cfg(target_family = "wasm")]
-pub mod staged;
+pub mod staging;
 pub mod stream;

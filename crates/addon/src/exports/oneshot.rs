@@ -12,7 +12,7 @@ use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
 use crate::napi::lanes;
-use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Job, Js, Target, JS_ALLOCATES_FROM};
+use crate::napi::{filled_buffer, placed, result_bytes, throw, Cancellation, Input, Job, Js, Slab, Slot, JS_ALLOCATES_FROM};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
 /// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
@@ -33,6 +33,9 @@ fn upfront_limit(input_len: usize) -> usize {
   input_len.saturating_mul(1024).clamp(1 << 20, MAX_UPFRONT)
 }
 
+/// A result made on the calling thread, or why there is none.
+type Outcome = std::result::Result<Js, Failure>;
+
 // ---------------------------------------------------------------------------------------------
 // Compression
 
@@ -43,11 +46,15 @@ fn upfront_limit(input_len: usize) -> usize {
 /// threadpool, and the result is a Promise. A result that runs here and is smaller than
 /// `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
 /// length; other results are Buffers (or, under WASI, `NativeBytes`).
-#[napi(ts_return_type = "number | Buffer | Promise<Buffer>")]
+///
+/// In the WebAssembly build, `input` is the length of the input in the caller's staging area,
+/// and `slab` the area's owner (see `napi::placed`); `workers` is ignored: the build has no
+/// worker threads of libzstd's.
+#[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress(
   env: Env,
-  input: &[u8],
+  #[napi(ts_arg_type = "Uint8Array | number")] input: Input,
   level: i32,
   checksum: bool,
   workers: u32,
@@ -55,21 +62,20 @@ pub fn compress(
   tuning: Option<&[i32]>,
   prefix: Option<&[u8]>,
   inline_micros: f64,
-  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
+  #[napi(ts_arg_type = "Buffer | number | undefined")] slab: Option<Slab>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call =
-    CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).map_err(|failure| throw(&env, failure))?;
-  let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
-  let result = if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
-    compress_here(&call, &env, input, prefix, slab, slab_offset)
-  } else {
-    owned(input).and_then(|input| {
-      let prefix = prefix.map(owned).transpose()?;
-      lanes::queue(&env, CompressJob { input, prefix, call }, cancellation, micros)
-    })
-  };
+  let workers = if cfg!(target_family = "wasm") { 0 } else { workers };
+  let result = placed(input, slab, slab_offset).and_then(|(input, slot)| {
+    let call = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary))?;
+    let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
+    if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
+      return compress_here(&call, &env, input, prefix, slot);
+    }
+    let prefix = prefix.map(owned).transpose()?;
+    lanes::queue(&env, CompressJob { input: owned(input)?, prefix, call }, cancellation, micros)
+  });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
   }
@@ -79,36 +85,23 @@ pub fn compress(
 /// Compresses on this thread: into the slab when the frame is sure to be small, else into
 /// native memory, copied into the slab or a new Buffer. With a prefix, never straight into
 /// the slab: the prefix could be a view of it.
-fn compress_here(
-  call: &CompressCall,
-  env: &Env,
-  input: &[u8],
-  prefix: Option<&[u8]>,
-  mut slab: Option<Target>,
-  offset: u32,
-) -> std::result::Result<Js, Failure> {
+fn compress_here(call: &CompressCall, env: &Env, input: &[u8], prefix: Option<&[u8]>, mut slot: Option<Slot>) -> Outcome {
   let bound = zstd_safe::compress_bound(input.len());
   if bound < SHARED_BELOW && prefix.is_none() {
-    if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bound, input)) {
+    if let Some(mut room) = slot.as_mut().and_then(|slot| slot.room(bound, input)) {
       let written = guarded(|| call.compress_into(input, None, &mut room))?;
       return Js::number(env, written as u32);
     }
   }
   let frame = guarded(|| call.compress_to_vec(input, prefix))?;
-  small_result(env, frame, slab, offset, input)
+  small_result(env, frame, slot, input)
 }
 
-/// `bytes` as the result: written into the slab if small and it has room, else as
-/// `node::result_bytes` makes it.
-fn small_result(
-  env: &Env,
-  bytes: Vec<u8>,
-  mut slab: Option<Target>,
-  offset: u32,
-  input: &[u8],
-) -> std::result::Result<Js, Failure> {
+/// `bytes` as the result: written into the slot if small and it has room, else as
+/// `napi::result_bytes` makes it.
+fn small_result(env: &Env, bytes: Vec<u8>, mut slot: Option<Slot>, input: &[u8]) -> Outcome {
   if bytes.len() < SHARED_BELOW {
-    if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, bytes.len(), input)) {
+    if let Some(mut room) = slot.as_mut().and_then(|slot| slot.room(bytes.len(), input)) {
       room.write(&bytes);
       return Js::number(env, bytes.len() as u32);
     }
@@ -140,27 +133,29 @@ impl Job for CompressJob {
 
 /// Decompresses every frame in `input` (frames with or without a recorded size, concatenated
 /// frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
-/// runs, and what the result is, as for [`compress`].
-#[napi(ts_return_type = "number | Buffer | Promise<Buffer>")]
+/// runs, what the result is, and what `input` and `slab` are in the WebAssembly build, as for
+/// [`compress`].
+#[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>")]
 #[allow(clippy::too_many_arguments)]
 pub fn decompress(
   env: Env,
-  input: &[u8],
+  #[napi(ts_arg_type = "Uint8Array | number")] input: Input,
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
   prefix: Option<&[u8]>,
   inline_micros: f64,
-  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
+  #[napi(ts_arg_type = "Buffer | number | undefined")] slab: Option<Slab>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let result = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix).and_then(|call| {
+  let result = placed(input, slab, slab_offset).and_then(|(input, slot)| {
+    let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)?;
     // The frame walk refuses what the limits or the dictionary rule out, before any work.
     let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
     let micros = estimated_micros(plan);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
-      return decompress_here(&call, &env, input, prefix, plan, slab, slab_offset);
+      return decompress_here(&call, &env, input, prefix, plan, slot);
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv
     // thread never writes memory that JavaScript could reach (even a Buffer made for the call is
@@ -188,12 +183,11 @@ fn decompress_here(
   input: &[u8],
   prefix: Option<&[u8]>,
   plan: OutputPlan,
-  mut slab: Option<Target>,
-  offset: u32,
-) -> std::result::Result<Js, Failure> {
+  mut slot: Option<Slot>,
+) -> Outcome {
   match plan {
     OutputPlan::Exact(len) if len < SHARED_BELOW && prefix.is_none() => {
-      if let Some(mut room) = slab.as_mut().and_then(|slab| slab.room(offset, len, input)) {
+      if let Some(mut room) = slot.as_mut().and_then(|slot| slot.room(len, input)) {
         guarded(|| call.decode_exact(input, None, &mut room, len))?;
         return Js::number(env, len as u32);
       }
@@ -204,7 +198,7 @@ fn decompress_here(
     }
     plan => {
       let bytes = guarded(|| call.decode_to_vec(input, prefix, plan))?;
-      small_result(env, bytes, slab, offset, input)
+      small_result(env, bytes, slot, input)
     }
   }
 }

@@ -8,6 +8,8 @@ use zstd_pool_core::sweep;
 /// The most multi-threaded contexts `configurePool` lets the cache keep.
 pub(crate) const MAX_IDLE_MULTITHREADED: u32 = 64;
 
+// `main.d.ts` re-exports this type and `PoolStats` as public ones: their doc comments are the
+// API's documentation.
 /// Counters of one context pool (or of the multi-threaded cache).
 #[napi(object)]
 pub struct ContextPoolStats {
@@ -19,20 +21,21 @@ pub struct ContextPoolStats {
   pub idle: u32,
   /// Contexts held by calls and streams running now.
   pub in_use: f64,
-  /// Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`/`DCtx`).
+  /// Bytes the idle contexts hold, as libzstd counts them (`ZSTD_sizeof_CCtx`, `ZSTD_sizeof_DCtx`).
   pub idle_bytes: f64,
-  /// Bytes the contexts in use held when taken, or at their stream's last step.
+  /// Bytes the contexts in use held when taken (a call may grow its context), or at their
+  /// stream's last step.
   pub in_use_bytes: f64,
   /// Contexts freed because a call using them failed: never returned to the pool.
   pub dropped_after_error: f64,
-  /// Contexts freed on return, or evicted, to keep the pool within `maxIdleContexts` and
+  /// Contexts freed on return, or evicted (the least recently used first), to keep the pool within `maxIdleContexts` and
   /// `maxIdleBytes`, or because they held far more than the pool's recent calls needed.
   pub freed_over_bound: f64,
   /// Idle contexts freed after `idleTimeoutMs` without use.
   pub freed_idle: f64,
   /// The most idle contexts the pool keeps.
   pub max_idle_contexts: u32,
-  /// The most bytes the pool's idle contexts hold: `Infinity` for the multi-threaded cache,
+  /// The most bytes the pool's idle contexts hold; `Infinity` for the multi-threaded cache,
   /// which is bounded by count.
   pub max_idle_bytes: f64,
 }
@@ -56,13 +59,15 @@ impl From<PoolCounters> for ContextPoolStats {
   }
 }
 
+/// What `poolStats` and `configurePool` return.
 #[napi(object)]
 pub struct PoolStats {
   pub compressors: ContextPoolStats,
   pub decompressors: ContextPoolStats,
   /// Multi-threaded compression contexts (`workers`), cached with their worker threads.
   pub multithreaded: ContextPoolStats,
-  /// How long an idle context stays before it is freed, in milliseconds (`Infinity`: no limit).
+  /// How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
+  /// contexts stay.
   pub idle_timeout_ms: f64,
 }
 
