@@ -6,7 +6,7 @@ export type Input = ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string
 export interface CompressOptions {
   /** MIN_LEVEL to MAX_LEVEL; 3 by default. */
   level?: number
-  /** Record a checksum of the content in the frame. */
+  /** Record a checksum of the content in the frame. Default: false, or true when `prefix` is given. */
   checksum?: boolean
   /** 0 or 1: the WebAssembly build has no multi-threading. */
   workers?: number

@@ -10,7 +10,10 @@ export interface CompressOptions extends CompressParameters {
   params?: CompressParams
   /** From `MIN_LEVEL` (fastest; negative levels trade ratio for speed) to `MAX_LEVEL`; 0 means the default. Default: `DEFAULT_LEVEL` (3). */
   level?: number
-  /** Append a 32-bit checksum of the content to the frame, checked on decompression. Default: false. */
+  /**
+   * Append a 32-bit checksum of the content to the frame, checked on decompression. Default: false, or true when `prefix`
+   * is given (a patch decoded against the wrong reference gives wrong bytes that only the checksum catches).
+   */
   checksum?: boolean
   /**
    * libzstd worker threads for large inputs: from two of libzstd's jobs on (4 MiB at level 1, 16 MiB at level 3, 32 MiB at

@@ -7,13 +7,16 @@ import { describe, expect, it } from 'vitest'
 import {
   compress,
   compressMany,
+  compressManySync,
   compressSync,
   createCompressStream,
   createDecompressStream,
   Dictionary,
   decompress,
   decompressMany,
+  decompressManySync,
   decompressSync,
+  frameInfo,
 } from 'zstd-pool'
 import { corpus, corpusFile, skipWithoutZstdCli, wasi } from './helpers'
 import { edited } from './records.mjs'
@@ -94,6 +97,75 @@ describe('patch-from: the prefix option', () => {
     )
   })
 
+  // Issue 27, item 3: frames were written without a checksum, so a patch decoded against the
+  // wrong reference gave wrong bytes as a success. The zstd tool writes one by default.
+  describe('a wrong reference', () => {
+    const oneByteOff = Buffer.from(old)
+    oneByteOff[200_000] ^= 1
+    const wrong = {
+      'one byte off': oneByteOff,
+      'all zeros': Buffer.alloc(old.length),
+      '10 bytes longer': Buffer.concat([old, Buffer.from('0123456789')]),
+    }
+    const blamesThePrefix = expect.objectContaining({
+      name: 'Error',
+      code: 'ZSTD_error_checksum_wrong',
+      message: expect.stringContaining('the prefix is likely not the reference this frame was made against'),
+    }) as Error
+
+    it('fails on every path: patch-from frames carry a checksum by default', async () => {
+      const frames = [
+        compressSync(updated, { prefix: old }),
+        await compress(updated, { prefix: old, level: 19 }),
+        ...(await compressMany([updated], { prefix: old })),
+        ...compressManySync([updated], { prefix: old }),
+      ]
+      for (const frame of frames) {
+        expect(frameInfo(frame).frames[0]).toMatchObject({ checksum: true })
+        expect(decompressSync(frame, { prefix: old }).equals(updated)).toBe(true)
+        for (const [name, prefix] of Object.entries(wrong)) {
+          expect(() => decompressSync(frame, { prefix }), name).toThrowError(blamesThePrefix)
+          await expect(decompress(frame, { prefix }), name).rejects.toThrowError(blamesThePrefix)
+          await expect(decompressMany([frame], { prefix }), name).rejects.toThrowError(blamesThePrefix)
+          expect(() => decompressManySync([frame], { prefix }), name).toThrowError(blamesThePrefix)
+        }
+      }
+      // Said otherwise, it is otherwise: no checksum, and no way to tell.
+      for (const off of [
+        compressSync(updated, { prefix: old, checksum: false }),
+        compressSync(updated, { prefix: old, params: { 201: 0 } }),
+      ]) {
+        expect(frameInfo(off).frames[0]).toMatchObject({ checksum: false })
+        expect(decompressSync(off, { prefix: wrong['one byte off'] }).equals(updated)).toBe(false)
+      }
+      // Without a prefix, the default is as it was.
+      expect(frameInfo(compressSync(updated)).frames[0]).toMatchObject({ checksum: false })
+      // A checksum that fails without a prefix blames the data, not a prefix.
+      const corrupt = compressSync(updated, { checksum: true })
+      corrupt[corrupt.length - 1] ^= 1
+      expect(() => decompressSync(corrupt)).toThrowError(
+        expect.objectContaining({ code: 'ZSTD_error_checksum_wrong', message: expect.not.stringContaining('prefix') }) as Error,
+      )
+    })
+
+    it.skipIf(skipWithoutZstdCli)('fails as the zstd tool fails, on its frames and ours', () => {
+      const ours = file('ours-checked.zst', compressSync(updated, { prefix: old }))
+      const theirs = zstd([`--patch-from=${file('old', old)}`, file('new', updated)])
+      for (const [name, prefix] of Object.entries(wrong)) {
+        expect(() => decompressSync(theirs, { prefix }), name).toThrowError(blamesThePrefix)
+        const wrongPath = file('wrong', prefix)
+        let failure: { status?: number; stderr?: Buffer } = {}
+        try {
+          execFileSync('zstd', ['-q', '-d', '-c', `--patch-from=${wrongPath}`, ours], { stdio: 'pipe' })
+        } catch (error) {
+          failure = error as typeof failure
+        }
+        expect(failure.status, name).toBe(1)
+        expect(String(failure.stderr), name).toMatch(/checksum/i)
+      }
+    })
+  })
+
   it('takes any input type as the prefix, copies it for async calls, and refuses what cannot apply', async () => {
     const asArrayBuffer = old.buffer.slice(old.byteOffset, old.byteOffset + old.length)
     const patch = compressSync(updated, { prefix: old })
@@ -104,8 +176,8 @@ describe('patch-from: the prefix option', () => {
     // A string is its UTF-8 bytes (lcet10.txt is ASCII).
     expect(compressSync(updated, { prefix: old.toString() }).equals(patch)).toBe(true)
     expect(decompressSync(patch, { prefix: old.toString() }).equals(updated)).toBe(true)
-    // An empty prefix is none.
-    expect(compressSync(updated, { prefix: '' }).equals(compressSync(updated))).toBe(true)
+    // An empty prefix is none (but, as any prefix, turns the checksum on by default).
+    expect(compressSync(updated, { prefix: '' }).equals(compressSync(updated, { checksum: true }))).toBe(true)
 
     // The prefix is copied when an async call starts: changing it afterwards changes nothing.
     const changing = Buffer.from(old)

@@ -62,7 +62,8 @@ function compressOptions(options, name = 'level') {
     params,
   } = options
   const named = namedParameters(options)
-  const settings = { ...DEFAULTS }
+  // The checksum is left undecided until every option is read (see below).
+  const settings = { ...DEFAULTS, checksum: undefined }
   // `params` first: the named options say the same things more plainly, and win.
   let tuned = params === undefined ? undefined : numberedParameters(params, settings)
   if (levelValue !== undefined) settings.level = level(levelValue, 'options.level')
@@ -74,6 +75,10 @@ function compressOptions(options, name = 'level') {
   settings.tuning = tuningOf(tuned)
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   settings.prefix = prefix(prefixValue)
+  // Unless the caller said (`checksum`, or `params[ZSTD_c_checksumFlag]`), patch-from frames
+  // carry a checksum: decoded against the wrong reference, a patch gives wrong bytes that nothing
+  // else catches. The zstd tool writes one by default, and so fails on a wrong --patch-from.
+  settings.checksum ??= prefixValue !== undefined
   return settings
 }
 
