@@ -13,6 +13,7 @@ const { compress, compressSync, decompress, decompressSync } = require('./lib/ca
 const { Dictionary, trainDictionary } = require('./lib/dictionary.js')
 const { DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } = require('./lib/parameters.js')
 const { configurePool, poolStats } = require('./lib/pool.js')
+const { Prefix } = require('./lib/prefix.js')
 // The other faces' exports are spread in, in this order, so that Node's ES module loader (and
 // main.mjs's `export *`) finds every name without a second list.
 module.exports = {
@@ -22,6 +23,7 @@ module.exports = {
   decompressSync,
   Dictionary,
   trainDictionary,
+  Prefix,
   poolStats,
   configurePool,
   MIN_LEVEL,

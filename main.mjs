@@ -14,6 +14,7 @@ export const {
   decompressManySync,
   trainDictionary,
   Dictionary,
+  Prefix,
   poolStats,
   configurePool,
   frameInfo,

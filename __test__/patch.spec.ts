@@ -17,6 +17,7 @@ import {
   decompressManySync,
   decompressSync,
   frameInfo,
+  Prefix,
 } from 'zstd-pool'
 import { corpus, corpusFile, skipWithoutZstdCli, wasi } from './helpers'
 import { edited } from './records.mjs'
@@ -196,6 +197,83 @@ describe('patch-from: the prefix option', () => {
     const streams = expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }) as Error
     expect(() => createCompressStream({ prefix: old } as never)).toThrowError(streams)
     expect(() => createDecompressStream({ prefix: old } as never)).toThrowError(streams)
+  })
+
+  // Issue 27, item 4: a reference prepared once, shared by every call (the memory it saves is
+  // measured in memory.spec.ts).
+  describe('a Prefix', () => {
+    it('is taken wherever a prefix is, and gives the frames the bytes give', async () => {
+      const prefix = new Prefix(old)
+      expect(prefix.size).toBe(old.length)
+      const patch = compressSync(updated, { prefix: old })
+      const next = edited(old, 13)
+      expect(compressSync(updated, { prefix }).equals(patch)).toBe(true)
+      expect((await compress(updated, { prefix })).equals(patch)).toBe(true)
+      expect((await compress(updated, { prefix, level: 19 })).equals(await compress(updated, { prefix: old, level: 19 }))).toBe(
+        true,
+      )
+      expect(compressManySync([updated, next], { prefix })[0].equals(patch)).toBe(true)
+      const many = await compressMany([updated, next], { prefix })
+      expect(many[0].equals(patch)).toBe(true)
+      expect(decompressSync(patch, { prefix }).equals(updated)).toBe(true)
+      expect((await decompress(patch, { prefix })).equals(updated)).toBe(true)
+      expect((await decompressMany(many, { prefix }))[1].equals(next)).toBe(true)
+      expect(decompressManySync(many, { prefix })[1].equals(next)).toBe(true)
+      // Checked by default, as the bytes are, and a wrong Prefix is named as the bytes are.
+      expect(frameInfo(compressSync(updated, { prefix })).frames[0]).toMatchObject({ checksum: true })
+      expect(() => decompressSync(patch, { prefix: new Prefix(Buffer.alloc(old.length)) })).toThrowError(
+        expect.objectContaining({ code: 'ZSTD_error_checksum_wrong', message: expect.stringContaining('the prefix') }) as Error,
+      )
+      if (!wasi) {
+        const threaded = await compressMany([updated], { prefix, workers: 2 })
+        expect(decompressSync(threaded[0], { prefix: old }).equals(updated)).toBe(true)
+      }
+    })
+
+    it('holds its own copy, which calls in flight keep after it is disposed', async () => {
+      const bytes = Buffer.from(old)
+      const prefix = new Prefix(bytes)
+      bytes.fill(0)
+      const pending = [compress(updated, { prefix, level: 19 }), compressMany([updated], { prefix, level: 19 })]
+      prefix[Symbol.dispose]()
+      prefix[Symbol.dispose]()
+      const [frame, [batched]] = await Promise.all(pending)
+      expect(decompressSync(frame, { prefix: old }).equals(updated)).toBe(true)
+      expect(decompressSync(batched, { prefix: old }).equals(updated)).toBe(true)
+      // Disposed: every later call fails, and says why.
+      const disposed = expect.objectContaining({
+        name: 'Error',
+        code: 'ERR_INVALID_STATE',
+        message: expect.stringContaining('Prefix was disposed'),
+      }) as Error
+      expect(() => compressSync(updated, { prefix })).toThrowError(disposed)
+      expect(() => decompressSync(frame, { prefix })).toThrowError(disposed)
+      await expect(compress(updated, { prefix })).rejects.toThrowError(disposed)
+      await expect(decompress(frame, { prefix })).rejects.toThrowError(disposed)
+      await expect(compressMany([updated], { prefix })).rejects.toThrowError(disposed)
+      await expect(decompressMany([frame], { prefix })).rejects.toThrowError(disposed)
+    })
+
+    it('is refused where a prefix is, and cannot be forged', () => {
+      const prefix = new Prefix(old)
+      const incompatible = expect.objectContaining({ name: 'TypeError', code: 'ERR_INCOMPATIBLE_OPTION_PAIR' }) as Error
+      const dictionary = new Dictionary(old.subarray(0, 4096))
+      expect(() => compressSync(updated, { prefix, dictionary })).toThrowError(incompatible)
+      expect(() => decompressSync(updated, { prefix, dictionary })).toThrowError(incompatible)
+      const streams = expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }) as Error
+      expect(() => createCompressStream({ prefix } as never)).toThrowError(streams)
+      expect(() => createDecompressStream({ prefix } as never)).toThrowError(streams)
+      // An object shaped like one is not one; nor is a Prefix's data a Prefix.
+      const wrongType = expect.objectContaining({
+        name: 'TypeError',
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: expect.stringContaining('Prefix'),
+      }) as Error
+      const forged = Object.create(Prefix.prototype, { size: { value: old.length } })
+      expect(() => compressSync(updated, { prefix: forged })).toThrowError(wrongType)
+      expect(() => new Prefix(42 as never)).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }) as Error)
+      expect(String(Object.keys(prefix))).toBe('')
+    })
   })
 
   it('is right when the prefix is a view of the memory that small results share', async () => {

@@ -6,7 +6,7 @@
 //!
 //! Two rooms:
 //! - `exports/`: the `#[napi]` exports, one file per feature (one-shot calls, dictionaries,
-//!   streams, batches, frames, the pools, what the build can do; the WebAssembly build's staged
+//!   patch-from references, streams, batches, frames, the pools, what the build can do; the WebAssembly build's staged
 //!   calls; the benchmark's floor, behind the `bench-floor` feature);
 //! - `napi/`: every raw Node-API call, and so every `unsafe` block of the addon (result
 //!   Buffers, errors, async work and its cancellation, the lanes, the staging areas), with the

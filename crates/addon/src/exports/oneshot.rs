@@ -2,6 +2,7 @@
 //! calling thread when it is estimated to be short enough, else queue it on the lanes or the
 //! libuv threadpool.
 
+use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe;
@@ -11,6 +12,7 @@ use zstd_pool_core::memory::{owned, try_vec};
 use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::exports::prefix::{HeldPrefix, PreparedPrefix, SharedPrefix};
 use crate::napi::lanes;
 use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Job, Js, Target, JS_ALLOCATES_FROM};
 
@@ -53,20 +55,22 @@ pub fn compress(
   workers: u32,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let call =
-    CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).map_err(|failure| throw(&env, failure))?;
-  let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
+  let (call, prefix) = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary))
+    .and_then(|call| Ok((call, HeldPrefix::of(prefix)?)))
+    .map_err(|failure| throw(&env, failure))?;
+  let prefix_bytes = prefix.as_ref().map(HeldPrefix::bytes);
+  let micros = call.estimated_micros(input.len(), prefix_bytes.map_or(0, <[u8]>::len));
   let result = if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
-    compress_here(&call, &env, input, prefix, slab, slab_offset)
+    compress_here(&call, &env, input, prefix_bytes, slab, slab_offset)
   } else {
     owned(input).and_then(|input| {
-      let prefix = prefix.map(owned).transpose()?;
+      let prefix = prefix.map(HeldPrefix::shared).transpose()?;
       lanes::queue(&env, CompressJob { input, prefix, call }, cancellation, micros)
     })
   };
@@ -118,7 +122,7 @@ fn small_result(
 
 struct CompressJob {
   input: Vec<u8>,
-  prefix: Option<Vec<u8>>,
+  prefix: Option<SharedPrefix>,
   call: CompressCall,
 }
 
@@ -149,13 +153,15 @@ pub fn decompress(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let result = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix).and_then(|call| {
+  let result = HeldPrefix::of(prefix).and_then(|held| {
+    let prefix = held.as_ref().map(HeldPrefix::bytes);
+    let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)?;
     // The frame walk refuses what the limits or the dictionary rule out, before any work.
     let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
     let micros = estimated_micros(plan);
@@ -173,7 +179,7 @@ pub fn decompress(
       OutputPlan::Exact(len) => try_vec(len)?,
       OutputPlan::Growable(_) => Vec::new(),
     };
-    let prefix = prefix.map(owned).transpose()?;
+    let prefix = held.map(HeldPrefix::shared).transpose()?;
     let job = DecompressJob { input: owned(input)?, prefix, call, plan, output };
     lanes::queue(&env, job, cancellation, micros)
   });
@@ -211,7 +217,7 @@ fn decompress_here(
 
 struct DecompressJob {
   input: Vec<u8>,
-  prefix: Option<Vec<u8>>,
+  prefix: Option<SharedPrefix>,
   call: DecompressCall,
   plan: OutputPlan,
   /// Room for the output when its size is declared.

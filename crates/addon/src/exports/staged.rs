@@ -2,12 +2,14 @@
 //! area (see `napi/staging.rs`), and the area itself. Compiled only for `target_family = "wasm"`:
 //! native builds stage nothing.
 
+use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::error::Failure;
 
 use crate::exports::dictionary::PreparedDictionary;
 use crate::exports::oneshot::{compress, decompress};
+use crate::exports::prefix::PreparedPrefix;
 use crate::napi::{self as raw, throw, Cancellation, Js, Target};
 
 /// A new owner of a staging area: an id to pass to the other functions here.
@@ -48,7 +50,7 @@ pub fn compress_staged(
   checksum: bool,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
@@ -66,7 +68,7 @@ pub fn decompress_staged(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
