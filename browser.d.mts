@@ -6,11 +6,13 @@ export type Input = ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string
 export interface CompressOptions {
   /** MIN_LEVEL to MAX_LEVEL; 3 by default. */
   level?: number
-  /** Record a checksum of the content in the frame. */
+  /** Record a checksum of the content in the frame. Default: false, or true when `prefix` is given. */
   checksum?: boolean
   /** 0 or 1: the WebAssembly build has no multi-threading. */
   workers?: number
   dictionary?: Dictionary
+  /** Patch-from: compress against this reference (the old version); decompressing needs the same bytes. Not with `dictionary`. */
+  prefix?: Input | Prefix
   /** Promise functions only. */
   signal?: AbortSignal
 }
@@ -21,6 +23,8 @@ export interface DecompressOptions {
   /** Refuse frames needing a window above 2^windowLogMax bytes: 10 to 30, 27 by default. */
   windowLogMax?: number
   dictionary?: Dictionary
+  /** The reference that patch-from frames were made against. */
+  prefix?: Input | Prefix
   /** Promise functions only. */
   signal?: AbortSignal
 }
@@ -37,6 +41,15 @@ export class Dictionary {
   readonly id: number
   /** The dictionary's size in bytes. */
   readonly size: number
+}
+
+/** A patch-from reference copied once into the module's memory, for the `prefix` option of every call. */
+export class Prefix {
+  constructor(data: Input)
+  /** The reference's size in bytes. */
+  readonly size: number;
+  /** Frees its memory now; later calls with it fail with ERR_INVALID_STATE. */
+  [Symbol.dispose](): void
 }
 
 export const MIN_LEVEL: number

@@ -17,5 +17,6 @@ platform.provideBinding(wasm)
 const { compress, compressSync, decompress, decompressSync } = (await import('./lib/calls.js')).default
 const { Dictionary } = (await import('./lib/dictionary.js')).default
 const { DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } = (await import('./lib/parameters.js')).default
+const { Prefix } = (await import('./lib/prefix.js')).default
 
-export { compress, compressSync, DEFAULT_LEVEL, Dictionary, decompress, decompressSync, MAX_LEVEL, MIN_LEVEL }
+export { compress, compressSync, DEFAULT_LEVEL, Dictionary, decompress, decompressSync, MAX_LEVEL, MIN_LEVEL, Prefix }

@@ -102,6 +102,22 @@ export declare class PreparedDictionary {
   release(): void
 }
 
+/**
+ * A reference copied once into native memory for any number of calls on any thread. Its bytes
+ * are reported to V8, so that a dropped one is collected as its size warrants, and given back
+ * when it is released or collected.
+ */
+export declare class PreparedPrefix {
+  /** Copies `bytes`. */
+  constructor(bytes: Uint8Array)
+  get size(): number
+  /**
+   * Lets go of the native memory now rather than when the object is collected (once the calls
+   * using it, which hold it too, end). Later calls with it fail.
+   */
+  release(): void
+}
+
 export declare function capabilities(): Capabilities
 
 /** What `main.js` needs to know about this build and libzstd, read once when it loads. */
@@ -149,15 +165,15 @@ export interface Capabilities {
  * and `slab` the area's owner (see `napi::placed`); `workers` is ignored: the build has no
  * worker threads of libzstd's.
  */
-export declare function compress(input: Uint8Array | number, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function compress(input: Uint8Array | number, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
  * the inputs large enough); a Promise of their results (see `resolve`). One copy of `prefix`
- * serves every input.
+ * (none, for a `Prefix`) serves every input.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | PreparedPrefix | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -207,14 +223,14 @@ export interface ContextPoolStats {
  * runs, what the result is, and what `input` and `slab` are in the WebAssembly build, as for
  * [`compress`].
  */
-export declare function decompress(input: Uint8Array | number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function decompress(input: Uint8Array | number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
  * results (see `resolve`).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, prefix?: Uint8Array | PreparedPrefix | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {

@@ -12,7 +12,10 @@ export interface CompressOptions extends CompressParameters {
   params?: CompressParams
   /** From `MIN_LEVEL` (fastest; negative levels trade ratio for speed) to `MAX_LEVEL`; 0 means the default. Default: `DEFAULT_LEVEL` (3). */
   level?: number
-  /** Append a 32-bit checksum of the content to the frame, checked on decompression. Default: false. */
+  /**
+   * Append a 32-bit checksum of the content to the frame, checked on decompression. Default: false, or true when `prefix`
+   * is given (a patch decoded against the wrong reference gives wrong bytes that only the checksum catches).
+   */
   checksum?: boolean
   /**
    * libzstd worker threads for large inputs: from two of libzstd's jobs on (4 MiB at level 1, 16 MiB at level 3, 32 MiB at
@@ -28,9 +31,11 @@ export interface CompressOptions extends CompressParameters {
    * what the new version shares with it costs next to nothing. Decompressing needs the same bytes as the `prefix`
    * option. The window is sized to reach the whole reference (the larger of it and the input, as the zstd tool does,
    * with long-distance matching on when the level's match finder cannot see that far) unless `windowLog` or
-   * `enableLongDistanceMatching` is set. One-shot and batch calls only (not streams); not with `dictionary`.
+   * `enableLongDistanceMatching` is set. One-shot and batch calls only (not streams); not with `dictionary`. Turns
+   * `checksum` on by default. An async call copies bytes given here for its work; a `Prefix` is one copy shared by every
+   * call that names it.
    */
-  prefix?: Input
+  prefix?: Input | Prefix
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
   signal?: AbortSignal
 }
@@ -110,9 +115,10 @@ export interface DecompressOptions {
   /**
    * The reference that patch-from frames were made against (`prefix` of the compress options, `zstd --patch-from`).
    * Every frame is decoded against it. It raises `windowLogMax` to what compressing against it gives, as the zstd tool
-   * lets a reference raise its memory limit. One-shot and batch calls only; not with `dictionary`.
+   * lets a reference raise its memory limit. One-shot and batch calls only; not with `dictionary`. A `Prefix` of the
+   * same bytes does as well.
    */
-  prefix?: Input
+  prefix?: Input | Prefix
   /** `node:zlib`'s form of `windowLogMax`: `{ [ZSTD_d_windowLogMax (100)]: n }`. `windowLogMax` wins. */
   params?: Record<number, number>
   /** Async calls only: aborting rejects the Promise with an `AbortError`, and work still queued never runs. */
@@ -253,6 +259,23 @@ export declare class Dictionary {
   /**
    * Frees the native memory now instead of when the Dictionary is collected (calls and streams already using it keep it
    * until they end); later calls with it fail with `ERR_INVALID_STATE`. `using dictionary = new Dictionary(bytes)` calls it.
+   */
+  [Symbol.dispose](): void
+}
+
+/**
+ * A patch-from reference (typically the old version of the data), copied once into native memory and shared by every
+ * compress and decompress call that names it as `prefix`, on every thread. An async call given the reference as bytes
+ * copies them for its work, one copy per call in flight; with a `Prefix`, no call copies it.
+ */
+export declare class Prefix {
+  /** Copies `data` (a string is encoded as UTF-8). */
+  constructor(data: Input)
+  /** The reference's size in bytes. */
+  readonly size: number;
+  /**
+   * Frees the native copy now instead of when the Prefix is collected (calls already using it keep it until they end);
+   * later calls with it fail with `ERR_INVALID_STATE`. `using prefix = new Prefix(bytes)` calls it.
    */
   [Symbol.dispose](): void
 }

@@ -13,6 +13,7 @@ const { compress, compressSync, decompress, decompressSync } = require('./lib/ca
 const { Dictionary, trainDictionary } = require('./lib/dictionary.js')
 const { DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } = require('./lib/parameters.js')
 const { configurePool, poolStats } = require('./lib/pool.js')
+const { Prefix } = require('./lib/prefix.js')
 // The other faces' exports are spread in, so that every name is listed once, in its own face;
 // main.mjs, the ES module entry, is generated from this object (scripts/esm-entries.mjs).
 module.exports = {
@@ -22,6 +23,7 @@ module.exports = {
   decompressSync,
   Dictionary,
   trainDictionary,
+  Prefix,
   poolStats,
   configurePool,
   MIN_LEVEL,

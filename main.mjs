@@ -6,8 +6,8 @@
 import zstd from './main.js'
 
 export const {
-  compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary, poolStats,
-  configurePool, MIN_LEVEL, MAX_LEVEL, DEFAULT_LEVEL, ZstdCompress, ZstdDecompress,
+  compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary, Prefix,
+  poolStats, configurePool, MIN_LEVEL, MAX_LEVEL, DEFAULT_LEVEL, ZstdCompress, ZstdDecompress,
   createCompressStream, createDecompressStream, ZstdCompressionStream, ZstdDecompressionStream,
   compressMany, compressManySync, decompressMany, decompressManySync, frameInfo,
 } = zstd

@@ -317,6 +317,7 @@ describe('the package', () => {
         'MAX_LEVEL',
         'MIN_LEVEL',
         'poolStats',
+        'Prefix',
         'trainDictionary',
         'ZstdCompress',
         'ZstdCompressionStream',

@@ -2,12 +2,13 @@
 // The options of the compress and decompress functions (one-shot, batches, streams): each
 // property is read once, in a fixed order, and checked, before any view of an input is taken.
 
-const { MAX_LENGTH } = require('#platform')
+const { INPUT_TYPES, MAX_LENGTH } = require('#platform')
 const { capabilities } = require('./binding.js')
 const { preparedOf } = require('./dictionary.js')
 const { incompatible, invalidParam, invalidType } = require('./errors.js')
 const { DEFAULT_LEVEL, level, namedParameters, numberedParameters, tuneNamed, tuningOf, workers } = require('./parameters.js')
-const { bytes } = require('./primordials.js')
+const { preparedPrefixOf } = require('./prefix.js')
+const { bytes, isBinary } = require('./primordials.js')
 const { boolean, integer, optionsObject, signal } = require('./validate.js')
 
 const ZSTD_d_windowLogMax = 100
@@ -19,15 +20,20 @@ function dictionary(value) {
   return prepared
 }
 
-/** The prefix option as given, its type checked: its view is taken by `prefixView` right
- * before the native call, after anything that can run the caller's code. */
+const PREFIX_TYPES = INPUT_TYPES.replace('an instance of ', 'an instance of Prefix, ')
+
+/** The prefix option as given (a Prefix, or bytes), its type checked: its view is taken by
+ * `prefixView` right before the native call, after anything that can run the caller's code. */
 function prefix(value) {
-  if (value !== undefined) bytes(value, 'options.prefix')
+  if (value === undefined || preparedPrefixOf(value) !== undefined) return value
+  if (typeof value !== 'string' && !isBinary(value)) throw invalidType('options.prefix', PREFIX_TYPES, value)
   return value
 }
 
+/** What native code takes as the prefix: a Prefix's native copy, or a view of the bytes. */
 function prefixView(value) {
-  return value === undefined ? undefined : bytes(value, 'options.prefix')
+  if (value === undefined) return undefined
+  return preparedPrefixOf(value) ?? bytes(value, 'options.prefix')
 }
 
 /** The settings of a call given a level alone. A literal, not a spread of DEFAULTS (frozen): about
@@ -62,7 +68,8 @@ function compressOptions(options, name = 'level') {
     params,
   } = options
   const named = namedParameters(options)
-  const settings = { ...DEFAULTS }
+  // The checksum is left undecided until every option is read (see below).
+  const settings = { ...DEFAULTS, checksum: undefined }
   // `params` first: the named options say the same things more plainly, and win.
   let tuned = params === undefined ? undefined : numberedParameters(params, settings)
   if (levelValue !== undefined) settings.level = level(levelValue, 'options.level')
@@ -74,6 +81,10 @@ function compressOptions(options, name = 'level') {
   settings.tuning = tuningOf(tuned)
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   settings.prefix = prefix(prefixValue)
+  // Unless the caller said (`checksum`, or `params[ZSTD_c_checksumFlag]`), patch-from frames
+  // carry a checksum: decoded against the wrong reference, a patch gives wrong bytes that nothing
+  // else catches. The zstd tool writes one by default, and so fails on a wrong --patch-from.
+  settings.checksum ??= prefixValue !== undefined
   return settings
 }
 

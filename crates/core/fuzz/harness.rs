@@ -193,7 +193,7 @@ pub fn mutate(rng: &mut Rng, frame: &[u8], other: &[u8]) -> Vec<u8> {
 /// catch-all: a new kind does not compile until the fuzzer knows whether a decode may return it.
 pub fn failure_kind(failure: &Failure) -> String {
   match failure {
-    Failure::Zstd(code) => zstd_pool_core::error::zstd_error_code_name(*code).to_owned(),
+    Failure::Zstd(code) | Failure::AgainstPrefix(code) => zstd_pool_core::error::zstd_error_code_name(*code).to_owned(),
     Failure::Truncated => "truncated".to_owned(),
     Failure::OutputTooLarge { .. } => "over maxOutputLength".to_owned(),
     Failure::WindowTooLarge { .. } => "over windowLogMax".to_owned(),
@@ -206,6 +206,7 @@ pub fn failure_kind(failure: &Failure) -> String {
     | Failure::Unsupported(_)
     | Failure::BadDictionary(_)
     | Failure::DictionaryReleased
+    | Failure::PrefixReleased
     | Failure::TrainingFailed { .. }
     | Failure::Napi(_)
     | Failure::Panicked => panic!("a decode failed with {failure:?}, which decoding never may"),

@@ -38,6 +38,12 @@ pub enum Failure {
   DictionaryReleased,
   /// A frame needs another dictionary than the one given (or one, and none was given).
   DictionaryMismatch { needed: u32, given: Option<u32> },
+  /// libzstd's error `code` (a wrong checksum, corrupt data) while decoding against a prefix:
+  /// most likely the prefix is not the reference the frame was made against, since a patch
+  /// decoded against other bytes is otherwise well formed.
+  AgainstPrefix(usize),
+  /// A call was given a prefix whose memory was released (`Prefix`'s dispose).
+  PrefixReleased,
   /// A Node-API call failed: the environment is unusable (for example, shutting down).
   Napi(&'static str),
   /// A bug: the work panicked. The panic is caught so that it never crosses into Node.
@@ -110,6 +116,18 @@ impl Failure {
           None => format!("zstd: the frame needs dictionary {needed}; pass it as the dictionary option"),
         },
       ),
+      Failure::AgainstPrefix(code) => (
+        Error,
+        zstd_error_code_name(*code),
+        format!(
+          "zstd: {}: the prefix is likely not the reference this frame was made against \
+           (decompress with the same bytes it was compressed against)",
+          zstd_safe::get_error_name(*code)
+        ),
+      ),
+      Failure::PrefixReleased => {
+        (Error, "ERR_INVALID_STATE", "zstd-pool: this Prefix was disposed: its memory is gone".to_owned())
+      }
       Failure::DictionaryReleased => {
         (Error, "ERR_INVALID_STATE", "zstd-pool: this Dictionary was disposed: its memory is gone".to_owned())
       }
@@ -127,6 +145,21 @@ impl Failure {
       Failure::Napi(what) => (Error, "ERR_NAPI", format!("Node-API call failed: {what}")),
     };
     ErrorShape { class, code, message }
+  }
+}
+
+impl Failure {
+  /// This failure, from decoding against `prefix`: a wrong checksum or corrupt data there names
+  /// the prefix as the likely cause. An empty prefix is none (it references nothing).
+  pub fn against_prefix(self, prefix: Option<&[u8]>) -> Self {
+    let suspect = |code| {
+      zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_checksum_wrong)
+        || zstd_safe::is_error_kind(code, ZSTD_ErrorCode::ZSTD_error_corruption_detected)
+    };
+    match self {
+      Failure::Zstd(code) if suspect(code) && prefix.is_some_and(|prefix| !prefix.is_empty()) => Failure::AgainstPrefix(code),
+      failure => failure,
+    }
   }
 }
 
@@ -200,6 +233,18 @@ mod tests {
     let code = dctx.decompress(&mut out[..], b"definitely not zstd").unwrap_err();
     assert_eq!(zstd_error_code_name(code), "ZSTD_error_prefix_unknown");
     assert_eq!(zstd_error_code_name(zstd_error(ZSTD_ErrorCode::ZSTD_error_checksum_wrong)), "ZSTD_error_checksum_wrong");
+  }
+
+  #[test]
+  fn a_wrong_checksum_against_a_prefix_names_the_prefix_and_keeps_its_code() {
+    let wrong = || Failure::Zstd(zstd_error(ZSTD_ErrorCode::ZSTD_error_checksum_wrong));
+    let shape = wrong().against_prefix(Some(b"old version")).shape();
+    assert_eq!(shape.code, "ZSTD_error_checksum_wrong");
+    assert!(shape.message.contains("the prefix is likely not the reference"), "{}", shape.message);
+    // Without a prefix (or with an empty one, which is none), the failure is as it was.
+    assert!(matches!(wrong().against_prefix(None), Failure::Zstd(_)));
+    assert!(matches!(wrong().against_prefix(Some(b"")), Failure::Zstd(_)));
+    assert!(matches!(Failure::Truncated.against_prefix(Some(b"old version")), Failure::Truncated));
   }
 
   #[test]

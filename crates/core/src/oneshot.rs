@@ -160,7 +160,8 @@ impl DecompressCall {
     // The dictionary (or prefix) outlives the context's use of it: the context is given back
     // (reset) or freed before this returns.
     let mut dctx = DECOMPRESSORS.take()?;
-    decompress::decompress_exact(&mut dctx, input, output, len, self.reference(prefix))?;
+    decompress::decompress_exact(&mut dctx, input, output, len, self.reference(prefix))
+      .map_err(|failure| failure.against_prefix(prefix))?;
     dctx.give_back();
     Ok(())
   }
@@ -176,7 +177,8 @@ impl DecompressCall {
       }
       OutputPlan::Growable(initial) => {
         let mut dctx = DECOMPRESSORS.take()?;
-        let output = decompress::decompress_growable(&mut dctx, input, initial, self.limits, self.reference(prefix))?;
+        let output = decompress::decompress_growable(&mut dctx, input, initial, self.limits, self.reference(prefix))
+          .map_err(|failure| failure.against_prefix(prefix))?;
         dctx.give_back();
         Ok(output)
       }

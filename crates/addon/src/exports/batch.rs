@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 
@@ -18,6 +19,7 @@ use zstd_pool_core::memory::owned;
 use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::exports::prefix::{HeldPrefix, PreparedPrefix, SharedPrefix};
 use crate::napi::lanes;
 use crate::napi::{self as node, Cancellation, Js};
 
@@ -103,17 +105,19 @@ impl ItemCall for DecompressCall {
   }
 }
 
-/// A batch's work: its items, one copy of the prefix they share, and the call each makes.
+/// A batch's work: its items, the prefix they share (a copy of bytes, or a `Prefix`'s), and the
+/// call each makes.
 struct Batch<C> {
   items: Items,
-  prefix: Option<Vec<u8>>,
+  prefix: Option<SharedPrefix>,
   call: C,
 }
 
 impl<C: ItemCall> Batch<C> {
-  /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each) and `prefix`.
-  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<&[u8]>, call: C) -> std::result::Result<Self, Failure> {
-    let prefix = prefix.map(owned).transpose()?;
+  /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each), and `prefix` if
+  /// it is bytes.
+  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<HeldPrefix>, call: C) -> std::result::Result<Self, Failure> {
+    let prefix = prefix.map(HeldPrefix::shared).transpose()?;
     Ok(Self { items: Items::new(inputs, lengths)?, prefix, call })
   }
 }
@@ -139,7 +143,7 @@ impl<C: ItemCall> node::Job for Batch<C> {
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
 /// the inputs large enough); a Promise of their results (see `resolve`). One copy of `prefix`
-/// serves every input.
+/// (none, for a `Prefix`) serves every input.
 #[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
@@ -151,13 +155,14 @@ pub fn compress_batch(
   workers: u32,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).and_then(|call| {
+    let prefix = HeldPrefix::of(prefix)?;
     // Small batches share the lanes with single calls in flight (see `lanes.rs`): a group's
     // results are settled while the next group runs.
-    let prefix_len = prefix.map_or(0, <[u8]>::len);
+    let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
     lanes::queue(&env, Batch::new(inputs, lengths, prefix, call)?, cancellation, micros)
   });
@@ -179,10 +184,13 @@ pub fn decompress_batch(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let queued = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)
-    .and_then(|call| node::queue(&env, Batch::new(inputs, lengths, prefix, call)?, cancellation));
+  let queued = HeldPrefix::of(prefix).and_then(|prefix| {
+    let call =
+      DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix.as_ref().map(HeldPrefix::bytes))?;
+    node::queue(&env, Batch::new(inputs, lengths, prefix, call)?, cancellation)
+  });
   queued.map_err(|failure| node::throw(&env, failure))
 }

@@ -9,6 +9,7 @@ pub mod floor;
 pub mod frame;
 pub mod oneshot;
 pub mod pool;
+pub mod prefix;
 #[cfg(target_family = "wasm")]
 pub mod staging;
 pub mod stream;

@@ -2,6 +2,7 @@
 //! calling thread when it is estimated to be short enough, else queue it on the lanes or the
 //! libuv threadpool.
 
+use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe;
@@ -11,6 +12,7 @@ use zstd_pool_core::memory::{owned, try_vec};
 use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::exports::prefix::{HeldPrefix, PreparedPrefix, SharedPrefix};
 use crate::napi::lanes;
 use crate::napi::{filled_buffer, placed, result_bytes, throw, Cancellation, Input, Job, Js, Slab, Slot, JS_ALLOCATES_FROM};
 
@@ -60,7 +62,7 @@ pub fn compress(
   workers: u32,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | number | undefined")] slab: Option<Slab>,
   slab_offset: u32,
@@ -69,11 +71,13 @@ pub fn compress(
   let workers = if cfg!(target_family = "wasm") { 0 } else { workers };
   let result = placed(input, slab, slab_offset).and_then(|(input, slot)| {
     let call = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary))?;
+    let held = HeldPrefix::of(prefix)?;
+    let prefix = held.as_ref().map(HeldPrefix::bytes);
     let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
       return compress_here(&call, &env, input, prefix, slot);
     }
-    let prefix = prefix.map(owned).transpose()?;
+    let prefix = held.map(HeldPrefix::shared).transpose()?;
     lanes::queue(&env, CompressJob { input: owned(input)?, prefix, call }, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
@@ -111,7 +115,7 @@ fn small_result(env: &Env, bytes: Vec<u8>, mut slot: Option<Slot>, input: &[u8])
 
 struct CompressJob {
   input: Vec<u8>,
-  prefix: Option<Vec<u8>>,
+  prefix: Option<SharedPrefix>,
   call: CompressCall,
 }
 
@@ -143,13 +147,15 @@ pub fn decompress(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
-  prefix: Option<&[u8]>,
+  prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | number | undefined")] slab: Option<Slab>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let result = placed(input, slab, slab_offset).and_then(|(input, slot)| {
+    let held = HeldPrefix::of(prefix)?;
+    let prefix = held.as_ref().map(HeldPrefix::bytes);
     let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)?;
     // The frame walk refuses what the limits or the dictionary rule out, before any work.
     let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
@@ -168,7 +174,7 @@ pub fn decompress(
       OutputPlan::Exact(len) => try_vec(len)?,
       OutputPlan::Growable(_) => Vec::new(),
     };
-    let prefix = prefix.map(owned).transpose()?;
+    let prefix = held.map(HeldPrefix::shared).transpose()?;
     let job = DecompressJob { input: owned(input)?, prefix, call, plan, output };
     lanes::queue(&env, job, cancellation, micros)
   });
@@ -205,7 +211,7 @@ fn decompress_here(
 
 struct DecompressJob {
   input: Vec<u8>,
-  prefix: Option<Vec<u8>>,
+  prefix: Option<SharedPrefix>,
   call: DecompressCall,
   plan: OutputPlan,
   /// Room for the output when its size is declared.
