@@ -1,57 +1,23 @@
 // zstd-pool in a browser: the WebAssembly build, with the one-shot API of the Node entry.
-// Results are Uint8Arrays. See docs/wasm.md.
+// Results are Uint8Arrays. See docs/wasm.md. The inputs, options and classes are the Node
+// entry's (common.d.ts).
+import type { CompressOptions, DecompressOptions, Input } from './common.js'
 
-export type Input = ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string
+export type { CompressOptions, CompressParameters, CompressParams, DecompressOptions, Input, Strategy } from './common.js'
+export { Dictionary, Prefix } from './common.js'
 
-export interface CompressOptions {
-  /** MIN_LEVEL to MAX_LEVEL; 3 by default. */
-  level?: number
-  /** Record a checksum of the content in the frame. Default: false, or true when `prefix` is given. */
-  checksum?: boolean
-  /** 0 or 1: the WebAssembly build has no multi-threading. */
-  workers?: number
-  dictionary?: Dictionary
-  /** Patch-from: compress against this reference (the old version); decompressing needs the same bytes. Not with `dictionary`. */
-  prefix?: Input | Prefix
-  /** Promise functions only. */
-  signal?: AbortSignal
-}
-
-export interface DecompressOptions {
-  /** Fail with ERR_BUFFER_TOO_LARGE rather than produce more than this; 2^32 - 1 by default. */
-  maxOutputLength?: number
-  /** Refuse frames needing a window above 2^windowLogMax bytes: 10 to 30, 27 by default. */
-  windowLogMax?: number
-  dictionary?: Dictionary
-  /** The reference that patch-from frames were made against. */
-  prefix?: Input | Prefix
-  /** Promise functions only. */
-  signal?: AbortSignal
-}
-
+/** Compresses `data` into one zstd frame that records its content size. `level` defaults to 3. */
 export function compressSync(data: Input, level?: number | CompressOptions): Uint8Array<ArrayBuffer>
+/** Compresses `data` on the module's workers (or at once, when it is small). Every error is a rejection. */
 export function compress(data: Input, level?: number | CompressOptions): Promise<Uint8Array<ArrayBuffer>>
+/** Decompresses every frame in `data`: frames with or without a recorded size, concatenated frames, skippable frames. */
 export function decompressSync(data: Input, options?: DecompressOptions): Uint8Array<ArrayBuffer>
+/** Decompresses `data` on the module's workers (or at once, when it is small). Every error is a rejection. */
 export function decompress(data: Input, options?: DecompressOptions): Promise<Uint8Array<ArrayBuffer>>
 
-/** A zstd dictionary (from `zstd --train` or trainDictionary in Node), prepared once. */
-export class Dictionary {
-  constructor(data: Input)
-  /** The dictionary ID that frames made with it record; 0 for raw content, which has none. */
-  readonly id: number
-  /** The dictionary's size in bytes. */
-  readonly size: number
-}
-
-/** A patch-from reference copied once into the module's memory, for the `prefix` option of every call. */
-export class Prefix {
-  constructor(data: Input)
-  /** The reference's size in bytes. */
-  readonly size: number;
-  /** Frees its memory now; later calls with it fail with ERR_INVALID_STATE. */
-  [Symbol.dispose](): void
-}
-
+/** The lowest (fastest) compression level libzstd accepts. */
 export const MIN_LEVEL: number
+/** The highest compression level libzstd accepts (slowest, smallest output). */
 export const MAX_LEVEL: number
+/** The level used when none is given (3). */
 export const DEFAULT_LEVEL: number

@@ -162,8 +162,7 @@ export interface Capabilities {
  * length; other results are Buffers (or, under WASI, `NativeBytes`).
  *
  * In the WebAssembly build, `input` is the length of the input in the caller's staging area,
- * and `slab` the area's owner (see `napi::placed`); `workers` is ignored: the build has no
- * worker threads of libzstd's.
+ * and `slab` the area's owner (see `napi::placed`).
  */
 export declare function compress(input: Uint8Array | number, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 

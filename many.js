@@ -15,7 +15,6 @@ const { allocUnsafeSlow, types } = require('#platform')
 const { isNativeError } = types
 const { bytes, lengthOf, typedArraySet } = require('./lib/primordials.js')
 const { materialize } = require('./lib/results.js')
-const { STAGED } = require('./lib/staging.js')
 const { GROUP_BYTES, LANES } = require('./lib/schedule.js')
 
 const { apply } = Reflect
@@ -146,10 +145,10 @@ function compressMany(inputs, options) {
     const settings = compressOptions(options, 'options')
     const items = inputsOf(inputs)
     const { level, checksum, workers, dictionary, signal, tuning, prefix } = settings
-    if (workers > 1 && prefix === undefined && !STAGED) {
+    if (workers > 1 && prefix === undefined) {
       // Worker threads already spread one input over the cores: one call per input. (With a
-      // prefix, groups: each call would copy the prefix. The WebAssembly build has no worker
-      // threads, and its one-shot calls take staged inputs only.)
+      // prefix, groups: each call would copy the prefix. The WebAssembly build, whose one-shot
+      // calls take staged inputs only, refuses more than one worker.)
       return runEach(items, signal, (input, cancellation) =>
         binding.compress(input, level, checksum, workers, dictionary, tuning, undefined, 0, undefined, 0, cancellation),
       )

@@ -1,57 +1,45 @@
 'use strict'
-// Dictionaries: the Dictionary class (a prepared native dictionary behind a private field, which
-// no other object can forge) and trainDictionary.
+// Dictionaries: the Dictionary class (a prepared native dictionary, as prepared.js keeps it) and
+// trainDictionary.
 
 const { binding } = require('./binding.js')
 const { invalidType } = require('./errors.js')
 const { DEFAULT_LEVEL, level } = require('./parameters.js')
 const { bufferFrom, concat } = require('#platform')
 const { bytes } = require('./primordials.js')
+const { Prepared, nativeOf } = require('./prepared.js')
 const { materialize } = require('./results.js')
 const { integer, optionsObject } = require('./validate.js')
-
-let preparedOf // (value) => the native dictionary of a Dictionary, or undefined
 
 /**
  * A zstd dictionary (from trainDictionary, or `zstd --train`), prepared once for any number of
  * calls on any thread. Pass it as the `dictionary` option; frames made with it need it to be
- * decompressed.
+ * decompressed. Its native memory holds its bytes and their digested forms.
  */
-class Dictionary {
-  #prepared
+class Dictionary extends Prepared {
+  #id
 
   constructor(data) {
-    this.#prepared = new binding.PreparedDictionary(bytes(data, 'data'))
+    const native = new binding.PreparedDictionary(bytes(data, 'data'))
+    super(native, KIND)
+    this.#id = native.id
   }
 
   /** The dictionary ID that frames made with it record; 0 for raw content, which has none. */
   get id() {
-    return this.#prepared.id
-  }
-
-  /** The dictionary's size in bytes. */
-  get size() {
-    return this.#prepared.size
-  }
-
-  /**
-   * Frees the dictionary's native memory now (its bytes and digested forms), instead of when it
-   * is collected; calls and streams already using it keep it until they end. Later calls with it
-   * fail (ERR_INVALID_STATE). `using dictionary = new Dictionary(bytes)` calls it at the end of
-   * the block.
-   */
-  [Symbol.dispose]() {
-    this.#prepared.release()
+    return this.#id
   }
 
   [Symbol.for('nodejs.util.inspect.custom')]() {
     return `Dictionary { id: ${this.id}, size: ${this.size} }`
   }
+}
 
-  static {
-    // A private field cannot be forged: an object made to look like a Dictionary has none.
-    preparedOf = (value) => (value !== null && typeof value === 'object' && #prepared in value ? value.#prepared : undefined)
-  }
+const KIND = 'dictionary'
+
+/** The native dictionary of a Dictionary, or undefined. */
+function preparedOf(value) {
+  return nativeOf(value, KIND)
 }
 
 /**

@@ -5,45 +5,28 @@
 // reference held 2 GB); one given a Prefix holds the same copy.
 
 const { binding } = require('./binding.js')
+const { Prepared, nativeOf } = require('./prepared.js')
 const { bytes } = require('./primordials.js')
-
-let preparedPrefixOf // (value) => the native prefix of a Prefix, or undefined
 
 /**
  * A reference for patch-from (`zstd --patch-from`), copied once for any number of compress and
  * decompress calls on any thread. Pass it as the `prefix` option.
  */
-class Prefix {
-  #prepared
-
+class Prefix extends Prepared {
   constructor(data) {
-    this.#prepared = new binding.PreparedPrefix(bytes(data, 'data'))
-  }
-
-  /** The reference's size in bytes. */
-  get size() {
-    return this.#prepared.size
-  }
-
-  /**
-   * Frees the native copy now, instead of when the Prefix is collected; calls already using it
-   * keep it until they end. Later calls with it fail (ERR_INVALID_STATE). `using prefix = new
-   * Prefix(bytes)` calls it at the end of the block.
-   */
-  [Symbol.dispose]() {
-    this.#prepared.release()
+    super(new binding.PreparedPrefix(bytes(data, 'data')), KIND)
   }
 
   [Symbol.for('nodejs.util.inspect.custom')]() {
     return `Prefix { size: ${this.size} }`
   }
+}
 
-  static {
-    // A private field cannot be forged, and checking for one runs no code of the value's (no
-    // getter, no Proxy trap).
-    preparedPrefixOf = (value) =>
-      value !== null && typeof value === 'object' && #prepared in value ? value.#prepared : undefined
-  }
+const KIND = 'prefix'
+
+/** The native prefix of a Prefix, or undefined. */
+function preparedPrefixOf(value) {
+  return nativeOf(value, KIND)
 }
 
 module.exports = { Prefix, preparedPrefixOf }

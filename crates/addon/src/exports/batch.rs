@@ -69,16 +69,18 @@ type Outputs = Vec<std::result::Result<Vec<u8>, Failure>>;
 
 /// The batch's result: an array with each item's result (a Buffer, or a `NativeBytes` for
 /// `main.js` to move into one, as a single call's) or its error.
-fn resolve(env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
-  let mut elements = Vec::with_capacity(outputs.len());
-  for (index, output) in outputs.into_iter().enumerate() {
-    let value = match output {
-      Ok(bytes) => node::result_bytes(env, bytes)?.raw(),
-      Err(failure) => node::error_value(env, &failure).ok_or(Failure::Napi("an error"))?,
-    };
-    elements.push((index, value));
+impl node::IntoJs for Outputs {
+  fn into_js(self, env: &Env) -> std::result::Result<Js, Failure> {
+    let mut elements = Vec::with_capacity(self.len());
+    for (index, output) in self.into_iter().enumerate() {
+      let value = match output {
+        Ok(bytes) => node::result_bytes(env, bytes)?.raw(),
+        Err(failure) => node::error_value(env, &failure).ok_or(Failure::Napi("an error"))?,
+      };
+      elements.push((index, value));
+    }
+    node::array(env, elements.len(), &elements)
   }
-  node::array(env, elements.len(), &elements)
 }
 
 /// What a batch does with each of its items: what a single `compress` / `decompress` call does.
@@ -133,10 +135,6 @@ impl<C: ItemCall> node::Job for Batch<C> {
   fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
     let (call, prefix) = (&self.call, self.prefix.as_deref());
     Ok(self.items.each().map(|input| until(stop, || call.run(input, prefix))).collect())
-  }
-
-  fn resolve(self, env: &Env, outputs: Outputs) -> std::result::Result<Js, Failure> {
-    resolve(env, outputs)
   }
 }
 

@@ -50,8 +50,7 @@ type Outcome = std::result::Result<Js, Failure>;
 /// length; other results are Buffers (or, under WASI, `NativeBytes`).
 ///
 /// In the WebAssembly build, `input` is the length of the input in the caller's staging area,
-/// and `slab` the area's owner (see `napi::placed`); `workers` is ignored: the build has no
-/// worker threads of libzstd's.
+/// and `slab` the area's owner (see `napi::placed`).
 #[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress(
@@ -68,7 +67,6 @@ pub fn compress(
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let workers = if cfg!(target_family = "wasm") { 0 } else { workers };
   let result = placed(input, slab, slab_offset).and_then(|(input, slot)| {
     let call = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary))?;
     let held = HeldPrefix::of(prefix)?;
@@ -125,10 +123,6 @@ impl Job for CompressJob {
 
   fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
     self.call.compress_to_vec(&self.input, self.prefix.as_deref())
-  }
-
-  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    result_bytes(env, output)
   }
 }
 
@@ -231,9 +225,5 @@ impl Job for DecompressJob {
       }
       OutputPlan::Growable(_) => self.call.decode_to_vec(&self.input, self.prefix.as_deref(), self.plan),
     }
-  }
-
-  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    result_bytes(env, output)
   }
 }

@@ -11,7 +11,7 @@ use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::stream::{self as core, CompressState, DecompressState, Session, StepGuard};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
-use crate::napi::{queue, result_bytes, throw, Job, Js};
+use crate::napi::{queue, throw, Job, Js};
 
 /// What a compression step does after taking its input.
 #[napi]
@@ -51,10 +51,6 @@ impl Job for CompressStep {
     let (input, flush) = (&self.input[..], self.flush);
     self.step.run(|state| state.feed(input, flush))
   }
-
-  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    result_bytes(env, output)
-  }
 }
 
 /// One chunk (or, with an empty chunk, the rest of the previous one) through a decompression
@@ -73,10 +69,6 @@ impl Job for DecompressStep {
   fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
     let (input, last) = (std::mem::take(&mut self.input), self.last);
     self.step.run(|state| state.feed_owned(input, last))
-  }
-
-  fn resolve(self, env: &Env, output: Vec<u8>) -> std::result::Result<Js, Failure> {
-    result_bytes(env, output)
   }
 }
 

@@ -37,4 +37,4 @@ pub use js::{
   array, error_value, filled_buffer, placed, result_bytes, throw, Input, Js, Slab, Slot, Target, JS_ALLOCATES_FROM,
   RESULTS_IN_PLACE,
 };
-pub use work::{queue, Cancellation, Job};
+pub use work::{queue, Cancellation, IntoJs, Job};

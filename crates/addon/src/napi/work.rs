@@ -12,13 +12,13 @@ use napi::{sys, Env};
 use napi_derive::napi;
 use zstd_pool_core::error::{guarded, Failure};
 
-use super::js::{checked, error_value, exception_pending, string, Js};
+use super::js::{checked, error_value, exception_pending, result_bytes, string, Js};
 
 /// One call's work for the libuv threadpool. It owns everything it reads (inputs copied into
 /// native memory, dictionaries by `Arc`), so the caller may do anything to its buffers, and
 /// JavaScript may run, while it waits and runs.
 pub trait Job: Send + 'static {
-  type Output: Send + 'static;
+  type Output: IntoJs + Send + 'static;
   /// The async resource name that diagnostics (`async_hooks`) show for this work.
   const NAME: &'static str;
 
@@ -32,8 +32,26 @@ pub trait Job: Send + 'static {
     self.compute()
   }
 
-  /// Turns the output into the call's result, on the JavaScript thread.
-  fn resolve(self, env: &Env, output: Self::Output) -> Result<Js, Failure>;
+  /// Turns the output into the call's result, on the JavaScript thread: by default, as the
+  /// output's type does.
+  fn resolve(self, env: &Env, output: Self::Output) -> Result<Js, Failure>
+  where
+    Self: Sized,
+  {
+    output.into_js(env)
+  }
+}
+
+/// What a work item's output becomes in JavaScript, on the JavaScript thread.
+pub trait IntoJs {
+  fn into_js(self, env: &Env) -> Result<Js, Failure>;
+}
+
+/// Bytes become a Buffer (or, when large, `NativeBytes`: see [`result_bytes`]).
+impl IntoJs for Vec<u8> {
+  fn into_js(self, env: &Env) -> Result<Js, Failure> {
+    result_bytes(env, self)
+  }
 }
 
 const QUEUED: u8 = 0;
