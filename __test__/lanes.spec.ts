@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 
 import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
-import { corpus, textOfLength, wasi } from './helpers'
+import { corpus, nodes, textOfLength, wasi } from './helpers'
 
 // Many small async calls in flight share a few threadpool work items (crates/addon/src/napi/lanes.rs); the
 // WebAssembly build has no lanes, and emnapi runs no async_hooks hook for its work.
@@ -221,6 +222,34 @@ describe('many async calls in flight', () => {
       timeout: 30_000,
     })
     expect(child.status, child.stderr.toString()).toBe(0)
+  })
+
+  // The lanes' promise (docs/async.md): behind a flow of calls, other threadpool work waits at
+  // most about one slice, 50 ms of wall time (LANE_SLICE in crates/core/src/schedule.rs). The
+  // worst case is a trickle: two 16 KiB calls in flight with the application's own JavaScript
+  // between them, which leaves the only drainer mostly waiting for the next call; a slice that
+  // counted only the time spent running calls let probes wait 0.2 to 1.5 s here (issue 27).
+  // The bound is five slices, room for a loaded machine that deschedules the child for a while.
+  const SLICE_MS = 50
+  const oldestAndNewest = [...new Set([Math.min, Math.max].map((pick) => pick(...nodes.map(({ major }) => major))))].map(
+    (major) => nodes.find((node) => node.major === major)!,
+  )
+  describe.each(oldestAndNewest)('with one threadpool thread, on Node $version', ({ path }) => {
+    it.skipIf(wasi).each(['main', 'worker'])(
+      'let other threadpool work wait about a slice at most, calls from the %s thread',
+      (thread) => {
+        const child = spawnSync(path, [join(root, '__test__/fixtures/starve.cjs'), thread, '1500'], {
+          env: { ...process.env, UV_THREADPOOL_SIZE: '1' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        })
+        const line = child.stdout.split('\n').find((text) => text.startsWith('RESULT '))
+        expect(child.status === 0 && line, child.stderr).toBeTruthy()
+        const { maxMs, probes } = JSON.parse(line!.slice('RESULT '.length))
+        expect(probes).toBeGreaterThan(0)
+        expect(maxMs, `the worst of ${probes} probes`).toBeLessThan(5 * SLICE_MS)
+      },
+    )
   })
 
   it('reject only the call whose result has a throwing then getter', async () => {

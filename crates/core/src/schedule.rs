@@ -9,6 +9,8 @@
 //! 2026-12-01) and are the same on every machine: a faster or slower one shifts the estimates
 //! and the round trip alike, but not by the same factor.
 
+use std::time::Duration;
+
 /// Work estimated under this runs inline, and its Promise settles at once: a trip through the
 /// libuv threadpool and back costs about 35 µs with one call in flight (docs/async.md), plus
 /// settling its Promise (commit e7aa252, which brought inline calls).
@@ -38,6 +40,26 @@ pub const MAX_INLINE_SHARE_MS: f64 = 0.25;
 /// A call estimated to take at least this long gets a threadpool work item of its own, so that
 /// it never holds up the small calls queued on the lanes behind it (commit e4bddab).
 pub const LANE_BELOW_MICROS: f64 = 1000.0;
+
+/// Lanes: how long a drainer that runs out of calls waits for more before its work item ends
+/// (and so how much longer the process may stay up after its last call): starting one again
+/// costs a trip through the threadpool, about 35 µs (see `MAX_INLINE_MICROS`), which a trickle
+/// of calls would otherwise pay per call. Chosen with the lanes (commit e4bddab); no measurement
+/// of the value itself is recorded.
+pub const LANE_LINGER: Duration = Duration::from_micros(250);
+
+/// Lanes: the wall time a drainer keeps its threadpool thread, running calls and waiting for
+/// more alike, before it gives the thread back (when the drainers of every thread hold all the
+/// threadpool's threads but at most one: a `UV_THREADPOOL_SIZE` of 1 or 2, or many worker
+/// threads), so that other threadpool work (file system, DNS, crypto, other threads' calls)
+/// waits at most about this long behind a steady flow of calls, as docs/async.md promises.
+/// A slice of 2 ms restarted the drainers too often (commit 354fa67); one that counted only the
+/// time spent running calls let a trickle of calls, which leaves a drainer mostly waiting, hold
+/// the only thread for up to 0.5 s (issue 27). In wall time, `fs.stat` and `crypto.pbkdf2`
+/// probes beside a trickle of 16 KiB calls wait about one slice at most, at every threadpool
+/// size, from the main thread and from a worker (`npm run bench:starve` on the project's 2-core
+/// VM, Node 20 to 26, 2026-12-02: the figures are in docs/async.md).
+pub const LANE_SLICE: Duration = Duration::from_millis(50);
 
 /// Batches (`compressMany`, `decompressMany`): the most input one group copies and holds; more
 /// makes more groups (commit 8d61e43).

@@ -7,9 +7,10 @@
 //! and up to one *drainer* per core (at most the threadpool's size, and the drainers of every
 //! thread together leave one threadpool thread to other work). A drainer is a threadpool work
 //! item that takes a share of the queue at a time and runs it. Once the queue is empty it waits a
-//! little (`LINGER`) for more before it stops, since starting one again costs a trip through the
-//! threadpool; once it has run calls for a while (`SLICE`) it gives its thread back, and a new
-//! drainer queued behind the other work waiting for the threadpool takes over.
+//! little (`LANE_LINGER`) for more before it stops, since starting one again costs a trip through
+//! the threadpool; once it has held its thread for a while (`LANE_SLICE`, in wall time) it gives
+//! the thread back, and a new drainer queued behind the other work waiting for the threadpool
+//! takes over.
 //!
 //! Finished calls are settled on the JavaScript thread in batches: a drainer wakes it through a
 //! thread-safe function while it goes on with the next calls (once the finished ones are worth a
@@ -95,6 +96,7 @@ mod native {
   use napi::{sys, Env};
 
   use zstd_pool_core::error::Failure;
+  use zstd_pool_core::schedule::{LANE_LINGER, LANE_SLICE};
 
   use crate::napi::js::{string, Js};
   use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
@@ -414,17 +416,6 @@ mod native {
   /// The most calls a drainer takes from the queue at once.
   const MAX_SHARE: usize = 8;
 
-  /// How long a drainer waits for more calls before it stops. Starting one again costs a trip
-  /// through the threadpool.
-  const LINGER: Duration = Duration::from_micros(250);
-
-  /// How long a drainer runs calls (waiting for more does not count) before it gives its
-  /// threadpool thread back, when drainers hold all the threadpool's threads but at most one:
-  /// its work item ends, and a new one queued behind whatever else waits for the threadpool
-  /// (file system, DNS, crypto, other threads' calls) takes over. Without it, a steady flow of
-  /// calls would hold the threadpool's threads for as long as it lasts.
-  const SLICE: Duration = Duration::from_millis(50);
-
   struct Drainer {
     lanes: Arc<Lanes>,
     /// Its slice ran out with calls still queued: `drained` queues the next drainer in its place.
@@ -441,11 +432,21 @@ mod native {
     }
   }
 
-  /// A drainer's work: shares of the queue, one after another, until none is left for `LINGER`.
+  /// A drainer's work: shares of the queue, one after another, until none is left for
+  /// `LANE_LINGER`, or until its slice is over.
+  ///
+  /// The slice (`LANE_SLICE`) is wall time, waiting for calls included: a steady flow of calls
+  /// would hold the threadpool's threads for as long as it lasts, and so would a trickle, since
+  /// each call renews the linger (a slice that counted only the time spent running calls let a
+  /// trickle hold the only thread for half a second). Once a drainer has held its thread that
+  /// long, it ends: its work item completes, and whatever waits for the threadpool (file system,
+  /// DNS, crypto, other threads' calls) runs before the drainer that takes over, queued behind
+  /// it. Only while the drainers of every thread hold all the threadpool's threads but at most
+  /// one (a small `UV_THREADPOOL_SIZE`, or many workers), since a restart with calls queued needs
+  /// the JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
   fn drain(drainer: &mut Drainer) {
     let lanes = drainer.lanes.clone();
-    // Time spent running calls: waiting for more does not count against the slice.
-    let mut busy = Duration::ZERO;
+    let began = Instant::now();
     let mut last_share = Duration::ZERO;
     let mut done: Vec<Box<dyn Call>> = Vec::new();
     let mut state = lanes.lock();
@@ -455,11 +456,9 @@ mod native {
         state.finished.append(&mut done);
         state.finished_since.get_or_insert_with(Instant::now);
       }
+      let sliced = ALL_DRAINERS.load(Ordering::Relaxed) + 1 >= lanes.threadpool && began.elapsed() >= LANE_SLICE;
       if !state.queued.is_empty() {
-        // Only while the drainers of every thread hold all the threadpool's threads but at
-        // most one (a small `UV_THREADPOOL_SIZE`, or many workers): restarting needs the
-        // JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
-        if busy >= SLICE && ALL_DRAINERS.load(Ordering::Relaxed) + 1 >= lanes.threadpool {
+        if sliced {
           // Its slot stays taken: `drained` queues the next drainer.
           drainer.again = true;
           break;
@@ -483,14 +482,15 @@ mod native {
           call.execute();
         }
         last_share = share_started.elapsed();
-        busy += last_share;
         state = lanes.lock();
         continue;
       }
       // Nothing to run. What finished is settled now, since nothing else may finish for a while.
       let idle = *idle_since.get_or_insert_with(Instant::now);
-      let left = LINGER.saturating_sub(idle.elapsed());
-      if left.is_zero() {
+      let left = LANE_LINGER.saturating_sub(idle.elapsed());
+      // Its slice over, it ends at once rather than linger: the next call starts a drainer,
+      // queued behind the other work.
+      if left.is_zero() || sliced {
         // This drainer's completion settles what finished.
         state.drainers -= 1;
         ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
