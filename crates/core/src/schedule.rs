@@ -61,6 +61,26 @@ pub const LANE_LINGER: Duration = Duration::from_micros(250);
 /// VM, Node 20 to 26, 2026-12-02: the figures are in docs/async.md).
 pub const LANE_SLICE: Duration = Duration::from_millis(50);
 
+/// Lanes: the most calls a drainer takes from the queue at once (it takes its share of the
+/// queue, so that the lock is taken once per share and every drainer gets some, up to this).
+/// Chosen with the lanes (commit e4bddab); no measurement of the value itself is recorded.
+pub const LANE_MAX_SHARE: usize = 8;
+
+/// Lanes: finished calls wait to be settled (a wake of the JavaScript thread costs the drainer a
+/// system call and the JavaScript thread a trip through its event loop, several microseconds in
+/// all: waking for every small call cost more than the calls) until the oldest has waited this
+/// long, or the share a drainer starts would make it wait this long (commit 354fa67)...
+pub const LANE_SETTLE_AFTER: Duration = Duration::from_micros(50);
+
+/// ... or until this many have finished. Both chosen with the lanes (commit e4bddab); no
+/// measurement of the values themselves is recorded.
+pub const LANE_SETTLE_AT: usize = 32;
+
+/// Lanes: how long the JavaScript thread, woken to settle finished calls, goes on settling those
+/// that finish meanwhile before it lets the event loop turn (commit 354fa67; no measurement of
+/// the value itself is recorded).
+pub const LANE_SETTLE_FOR: Duration = Duration::from_millis(1);
+
 /// Batches (`compressMany`, `decompressMany`): the most input one group copies and holds; more
 /// makes more groups (commit 8d61e43).
 pub const BATCH_GROUP_BYTES: u32 = 8 << 20;

@@ -15,7 +15,7 @@
 //! Finished calls are settled on the JavaScript thread in batches: a drainer wakes it through a
 //! thread-safe function while it goes on with the next calls (once the finished ones are worth a
 //! wake, see `worth_a_wake`), or as soon as it runs out of calls; the JavaScript thread then
-//! settles what finishes meanwhile too, for up to `SETTLE_FOR`, before it lets the event loop
+//! settles what finishes meanwhile too, for up to `LANE_SETTLE_FOR`, before it lets the event loop
 //! turn.
 //!
 //! A lone call (none other in flight on its thread) gets a work item of its own, as do calls
@@ -96,7 +96,7 @@ mod native {
   use napi::{sys, Env};
 
   use zstd_pool_core::error::Failure;
-  use zstd_pool_core::schedule::{LANE_LINGER, LANE_SLICE};
+  use zstd_pool_core::schedule::{LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR, LANE_SLICE};
 
   use crate::napi::js::{string, Js};
   use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
@@ -346,12 +346,12 @@ mod native {
     /// No drainer wakes this thread again until it is done: Node runs the calls of a thread-safe
     /// function back to back, without letting the event loop turn, for as long as new ones come
     /// while it runs them (up to a thousand), and with calls flowing steadily they would.
-    /// Calls that finish while it settles are settled too, for up to `SETTLE_FOR`.
+    /// Calls that finish while it settles are settled too, for up to `LANE_SETTLE_FOR`.
     fn settle(&self, env: &Env) {
       let began = Instant::now();
       let mut state = self.lock();
       state.woken = true;
-      while !state.finished.is_empty() && began.elapsed() < SETTLE_FOR {
+      while !state.finished.is_empty() && began.elapsed() < LANE_SETTLE_FOR {
         state.finished_since = None;
         let finished = std::mem::take(&mut state.finished);
         drop(state);
@@ -401,20 +401,11 @@ mod native {
   /// drainer a system call and the JavaScript thread a trip through its event loop, several
   /// microseconds in all: waking for every small call cost more than the calls. So finished
   /// calls wait while neither the oldest has waited, nor the share about to start would make it
-  /// wait, `SETTLE_AFTER`, and fewer than `SETTLE_AT` have finished.
+  /// wait, `LANE_SETTLE_AFTER`, and fewer than `LANE_SETTLE_AT` have finished.
   fn worth_a_wake(state: &State, next: Duration) -> bool {
-    state.finished.len() >= SETTLE_AT || state.finished_since.is_some_and(|since| since.elapsed() + next >= SETTLE_AFTER)
+    state.finished.len() >= LANE_SETTLE_AT
+      || state.finished_since.is_some_and(|since| since.elapsed() + next >= LANE_SETTLE_AFTER)
   }
-
-  const SETTLE_AFTER: Duration = Duration::from_micros(50);
-  const SETTLE_AT: usize = 32;
-
-  /// How long the JavaScript thread goes on settling calls that finish while it settles, before
-  /// it lets the event loop turn.
-  const SETTLE_FOR: Duration = Duration::from_millis(1);
-
-  /// The most calls a drainer takes from the queue at once.
-  const MAX_SHARE: usize = 8;
 
   struct Drainer {
     lanes: Arc<Lanes>,
@@ -466,7 +457,7 @@ mod native {
         idle_since = None;
         // A share of the queue, so that the lock is taken once per share rather than per call,
         // and every drainer still gets some.
-        let share = state.queued.len().div_ceil(2 * lanes.width).min(MAX_SHARE);
+        let share = state.queued.len().div_ceil(2 * lanes.width).min(LANE_MAX_SHARE);
         done.extend(state.queued.drain(..share));
         // Calls finished and more to run: the JavaScript thread settles them meanwhile, once
         // they are worth a wake (see `worth_a_wake`).
