@@ -8,7 +8,7 @@
 //! thread together leave one threadpool thread to other work). A drainer is a threadpool work
 //! item that takes a share of the queue at a time and runs it. Once the queue is empty it waits a
 //! little (`LANE_LINGER`) for more before it stops, since starting one again costs a trip through
-//! the threadpool; once it has held its thread for a while (`LANE_SLICE`, in wall time) it gives
+//! the threadpool; once it has held its thread for a while (`lane_slice`, in wall time) it gives
 //! the thread back, and a new drainer queued behind the other work waiting for the threadpool
 //! takes over.
 //!
@@ -96,7 +96,7 @@ mod native {
   use napi::{sys, Env};
 
   use zstd_pool_core::error::Failure;
-  use zstd_pool_core::schedule::{LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR, LANE_SLICE};
+  use zstd_pool_core::schedule::{lane_slice, LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR};
 
   use crate::napi::js::{string, Js};
   use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
@@ -426,15 +426,15 @@ mod native {
   /// A drainer's work: shares of the queue, one after another, until none is left for
   /// `LANE_LINGER`, or until its slice is over.
   ///
-  /// The slice (`LANE_SLICE`) is wall time, waiting for calls included: a steady flow of calls
-  /// would hold the threadpool's threads for as long as it lasts, and so would a trickle, since
-  /// each call renews the linger (a slice that counted only the time spent running calls let a
-  /// trickle hold the only thread for half a second). Once a drainer has held its thread that
-  /// long, it ends: its work item completes, and whatever waits for the threadpool (file system,
-  /// DNS, crypto, other threads' calls) runs before the drainer that takes over, queued behind
-  /// it. Only while the drainers of every thread hold all the threadpool's threads but at most
-  /// one (a small `UV_THREADPOOL_SIZE`, or many workers), since a restart with calls queued needs
-  /// the JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
+  /// The slice (`lane_slice`: `LANE_SLICE`, shorter when many threads have drainers) is wall
+  /// time, waiting for calls included: a steady flow of calls would hold the threadpool's threads
+  /// for as long as it lasts, and so would a trickle, since each call renews the linger (a slice
+  /// that counted only the time spent running calls let a trickle hold the only thread for half
+  /// a second). Once a drainer has held its thread that long, it ends: its work item completes,
+  /// and whatever waits for the threadpool (file system, DNS, crypto, other threads' calls) runs
+  /// before the drainer that takes over, queued behind it. There is no slice while the drainers
+  /// of every thread leave two threads or more to other work, since a restart with calls queued
+  /// needs the JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
   fn drain(drainer: &mut Drainer) {
     let lanes = drainer.lanes.clone();
     let began = Instant::now();
@@ -447,7 +447,8 @@ mod native {
         state.finished.append(&mut done);
         state.finished_since.get_or_insert_with(Instant::now);
       }
-      let sliced = ALL_DRAINERS.load(Ordering::Relaxed) + 1 >= lanes.threadpool && began.elapsed() >= LANE_SLICE;
+      let sliced =
+        lane_slice(ALL_DRAINERS.load(Ordering::Relaxed), lanes.threadpool).is_some_and(|slice| began.elapsed() >= slice);
       if !state.queued.is_empty() {
         if sliced {
           // Its slot stays taken: `drained` queues the next drainer.
