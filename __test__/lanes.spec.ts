@@ -226,30 +226,38 @@ describe('many async calls in flight', () => {
 
   // The lanes' promise (docs/async.md): behind a flow of calls, other threadpool work waits at
   // most about one slice, 50 ms of wall time (LANE_SLICE in crates/core/src/schedule.rs). The
-  // worst case is a trickle: two 16 KiB calls in flight with the application's own JavaScript
-  // between them, which leaves the only drainer mostly waiting for the next call; a slice that
-  // counted only the time spent running calls let probes wait 0.2 to 1.5 s here (issue 27).
-  // The bound is five slices, room for a loaded machine that deschedules the child for a while.
+  // worst case is a trickle that leaves a drainer mostly waiting for the next call: here two
+  // 16 KiB calls in flight whose work takes libzstd a few microseconds, on each JavaScript thread
+  // (the main thread, or four workers, whose drainers queue for the one threadpool thread). When
+  // the slice counted only the time spent running calls, fs.stat and crypto.pbkdf2 probes waited
+  // 0.13-0.58 s here on a shared VM loaded 3 to 4 times over, whose slow JavaScript threads let a
+  // drainer's linger run out now and then (issue 27); the less loaded the machine, the longer.
+  // The bound is three slices beyond the worst stall of the event loop meanwhile: a machine too
+  // busy to run the child delays the probes' callbacks, which is no doing of the lanes.
   const SLICE_MS = 50
   const oldestAndNewest = [...new Set([Math.min, Math.max].map((pick) => pick(...nodes.map(({ major }) => major))))].map(
     (major) => nodes.find((node) => node.major === major)!,
   )
   describe.each(oldestAndNewest)('with one threadpool thread, on Node $version', ({ path }) => {
-    it.skipIf(wasi).each(['main', 'worker'])(
-      'let other threadpool work wait about a slice at most, calls from the %s thread',
-      (thread) => {
-        const child = spawnSync(path, [join(root, '__test__/fixtures/starve.cjs'), thread, '1500'], {
-          env: { ...process.env, UV_THREADPOOL_SIZE: '1' },
-          encoding: 'utf8',
-          timeout: 60_000,
-        })
-        const line = child.stdout.split('\n').find((text) => text.startsWith('RESULT '))
-        expect(child.status === 0 && line, child.stderr).toBeTruthy()
-        const { maxMs, probes } = JSON.parse(line!.slice('RESULT '.length))
-        expect(probes).toBeGreaterThan(0)
-        expect(maxMs, `the worst of ${probes} probes`).toBeLessThan(5 * SLICE_MS)
-      },
-    )
+    it.skipIf(wasi).each([
+      ['the main thread', 'main'],
+      ['four workers', 'worker4'],
+    ])('let other threadpool work wait about a slice at most, calls from %s', (_, thread) => {
+      const fixture = join(root, '__test__/fixtures/starve.cjs')
+      const child = spawnSync(path, [fixture, thread, '1500', '0', '0', 'repeated'], {
+        env: { ...process.env, UV_THREADPOOL_SIZE: '1' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      const line = child.stdout.split('\n').find((text) => text.startsWith('RESULT '))
+      expect(child.status === 0 && line, child.stderr).toBeTruthy()
+      const { maxMs, loopDelayMaxMs, probes } = JSON.parse(line!.slice('RESULT '.length))
+      expect(probes).toBeGreaterThan(0)
+      expect(
+        maxMs - loopDelayMaxMs,
+        `the worst of ${probes} probes, ${maxMs} ms, less the worst stall, ${loopDelayMaxMs} ms`,
+      ).toBeLessThan(3 * SLICE_MS)
+    })
   })
 
   it('reject only the call whose result has a throwing then getter', async () => {
