@@ -4,7 +4,9 @@
 // given another built checkout, each cell runs it too, in turn with this one.
 //   node benchmark/starve.mjs [before: a built checkout] [after: default this one]
 //   NODES=20,26 SIZES=1,2,4 THREADS=main,worker MS=3000 PROBES=80 CONTENT=text SPIN=100 node benchmark/starve.mjs
-// Prints, per cell, the worst and the 90th percentile probe waits (ms), and the calls made a second.
+// Prints, per cell, the worst and the 90th percentile probe waits (ms), with the number of probes
+// and the worst stall of the main thread's event loop meanwhile (a loaded machine delays the
+// probes' callbacks by that much), and the calls made a second.
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -36,14 +38,14 @@ function run(node, size, thread, entry) {
   )
 }
 
-const cell = (result) => `${result.maxMs} / ${result.p90Ms} (${result.probes})`
+const cell = (result) => `${result.maxMs} / ${result.p90Ms} (${result.probes}; ${result.loopDelayMaxMs})`
 const builds = [beforeRoot, afterRoot].filter(Boolean).map((checkout) => resolve(checkout, 'main.js'))
 console.log(`probes ${args[1]} (at most ${args[0]} ms), ${args[2]} µs of JavaScript between calls, ${args[3]} input`)
 if (beforeRoot) {
-  console.log('| node | threadpool | calls from | before: worst / p90 ms (probes) | after | calls/s before | after |')
+  console.log('| node | threadpool | calls from | before: worst / p90 ms (probes; stall ms) | after | calls/s before | after |')
   console.log('|---|---|---|---:|---:|---:|---:|')
 } else {
-  console.log('| node | threadpool | calls from | worst / p90 ms (probes) | calls/s |')
+  console.log('| node | threadpool | calls from | worst / p90 ms (probes; stall ms) | calls/s |')
   console.log('|---|---|---|---:|---:|')
 }
 for (const node of nodes) {
