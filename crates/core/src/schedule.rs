@@ -9,6 +9,8 @@
 //! 2026-12-01) and are the same on every machine: a faster or slower one shifts the estimates
 //! and the round trip alike, but not by the same factor.
 
+use std::time::Duration;
+
 /// Work estimated under this runs inline, and its Promise settles at once: a trip through the
 /// libuv threadpool and back costs about 35 µs with one call in flight (docs/async.md), plus
 /// settling its Promise (commit e7aa252, which brought inline calls).
@@ -39,6 +41,63 @@ pub const MAX_INLINE_SHARE_MS: f64 = 0.25;
 /// it never holds up the small calls queued on the lanes behind it (commit e4bddab).
 pub const LANE_BELOW_MICROS: f64 = 1000.0;
 
+/// Lanes: how long a drainer that runs out of calls waits for more before its work item ends
+/// (and so how much longer the process may stay up after its last call): starting one again
+/// costs a trip through the threadpool, about 35 µs (see `MAX_INLINE_MICROS`), which a trickle
+/// of calls would otherwise pay per call. Chosen with the lanes (commit e4bddab); no measurement
+/// of the value itself is recorded.
+pub const LANE_LINGER: Duration = Duration::from_micros(250);
+
+/// Lanes: the wall time a drainer keeps its threadpool thread, running calls and waiting for
+/// more alike, before it gives the thread back (when the drainers of every thread hold all the
+/// threadpool's threads but at most one: a `UV_THREADPOOL_SIZE` of 1 or 2, or many worker
+/// threads), so that other threadpool work (file system, DNS, crypto, other threads' calls)
+/// waits at most about this long behind a steady flow of calls, as docs/async.md promises
+/// (`lane_slice` shortens it while drainers queue for the threads).
+/// A slice of 2 ms restarted the drainers too often (commit 354fa67); one that counted only the
+/// time spent running calls let a trickle of calls, which leaves a drainer mostly waiting, hold
+/// the only thread for up to 0.5 s (issue 27). In wall time, `fs.stat` and `crypto.pbkdf2`
+/// probes beside a trickle of 16 KiB calls wait about one slice at most, at every threadpool
+/// size, from the main thread and from a worker (`npm run bench:starve` on the project's 2-core
+/// VM, Node 20 to 26, 2026-12-02: the figures are in docs/async.md).
+pub const LANE_SLICE: Duration = Duration::from_millis(50);
+
+/// Lanes: how long a drainer may hold its threadpool thread while `drainers` drainers of every
+/// JavaScript thread are queued or running on a threadpool of `threadpool` threads; `None` while
+/// they leave two threads or more to other work (a restart needs the JavaScript thread). Work
+/// queued now waits for `drainers + 1 - threadpool` of them to end (those queued ahead of it,
+/// and one running), the threads taking turns: so the slice is `LANE_SLICE` divided by the
+/// rounds of that many ends, and the wait at most about `LANE_SLICE` however many threads have
+/// lanes. With a full slice each, two workers' drainers on one thread let probes wait two slices
+/// (`npm run bench:starve` with `THREADS=worker2`, 2026-12-02).
+pub fn lane_slice(drainers: usize, threadpool: usize) -> Option<Duration> {
+  let threadpool = threadpool.max(1);
+  // The drainers' ends that work queued now waits for.
+  let ends = drainers.saturating_add(1).checked_sub(threadpool)?;
+  let rounds = ends.max(1).div_ceil(threadpool);
+  Some(LANE_SLICE / u32::try_from(rounds).unwrap_or(u32::MAX))
+}
+
+/// Lanes: the most calls a drainer takes from the queue at once (it takes its share of the
+/// queue, so that the lock is taken once per share and every drainer gets some, up to this).
+/// Chosen with the lanes (commit e4bddab); no measurement of the value itself is recorded.
+pub const LANE_MAX_SHARE: usize = 8;
+
+/// Lanes: finished calls wait to be settled (a wake of the JavaScript thread costs the drainer a
+/// system call and the JavaScript thread a trip through its event loop, several microseconds in
+/// all: waking for every small call cost more than the calls) until the oldest has waited this
+/// long, or the share a drainer starts would make it wait this long (commit 354fa67)...
+pub const LANE_SETTLE_AFTER: Duration = Duration::from_micros(50);
+
+/// ... or until this many have finished. Both chosen with the lanes (commit e4bddab); no
+/// measurement of the values themselves is recorded.
+pub const LANE_SETTLE_AT: usize = 32;
+
+/// Lanes: how long the JavaScript thread, woken to settle finished calls, goes on settling those
+/// that finish meanwhile before it lets the event loop turn (commit 354fa67; no measurement of
+/// the value itself is recorded).
+pub const LANE_SETTLE_FOR: Duration = Duration::from_millis(1);
+
 /// Batches (`compressMany`, `decompressMany`): the most input one group copies and holds; more
 /// makes more groups (commit 8d61e43).
 pub const BATCH_GROUP_BYTES: u32 = 8 << 20;
@@ -59,3 +118,31 @@ pub const LDM_TABLE_BYTES_PER_MICRO: f64 = 5000.0;
 /// Decompression: about 1 GB/s of output, plus a fixed cost, in µs.
 pub const DECOMPRESS_BYTES_PER_MICRO: f64 = 1000.0;
 pub const DECOMPRESS_FIXED_MICROS: f64 = 3.0;
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn lanes_slice_only_when_they_hold_all_threads_but_one() {
+    assert_eq!(lane_slice(1, 4), None);
+    assert_eq!(lane_slice(2, 4), None);
+    assert_eq!(lane_slice(3, 4), Some(LANE_SLICE));
+    assert_eq!(lane_slice(1, 2), Some(LANE_SLICE));
+    assert_eq!(lane_slice(1, 1), Some(LANE_SLICE));
+    assert_eq!(lane_slice(0, 1), Some(LANE_SLICE));
+  }
+
+  #[test]
+  fn lanes_share_the_slice_when_drainers_queue_for_threads() {
+    // One thread: other work waits behind every drainer queued ahead of it.
+    assert_eq!(lane_slice(2, 1), Some(LANE_SLICE / 2));
+    assert_eq!(lane_slice(4, 1), Some(LANE_SLICE / 4));
+    // Four threads: up to four ends happen in one round.
+    assert_eq!(lane_slice(7, 4), Some(LANE_SLICE));
+    assert_eq!(lane_slice(8, 4), Some(LANE_SLICE / 2));
+    assert_eq!(lane_slice(1024, 1024), Some(LANE_SLICE));
+    assert_eq!(lane_slice(usize::MAX - 1, 1), Some(LANE_SLICE / u32::MAX));
+    assert_eq!(lane_slice(5, 0), lane_slice(5, 1));
+  }
+}

@@ -7,14 +7,15 @@
 //! and up to one *drainer* per core (at most the threadpool's size, and the drainers of every
 //! thread together leave one threadpool thread to other work). A drainer is a threadpool work
 //! item that takes a share of the queue at a time and runs it. Once the queue is empty it waits a
-//! little (`LINGER`) for more before it stops, since starting one again costs a trip through the
-//! threadpool; once it has run calls for a while (`SLICE`) it gives its thread back, and a new
-//! drainer queued behind the other work waiting for the threadpool takes over.
+//! little (`LANE_LINGER`) for more before it stops, since starting one again costs a trip through
+//! the threadpool; once it has held its thread for a while (`lane_slice`, in wall time) it gives
+//! the thread back, and a new drainer queued behind the other work waiting for the threadpool
+//! takes over.
 //!
 //! Finished calls are settled on the JavaScript thread in batches: a drainer wakes it through a
 //! thread-safe function while it goes on with the next calls (once the finished ones are worth a
 //! wake, see `worth_a_wake`), or as soon as it runs out of calls; the JavaScript thread then
-//! settles what finishes meanwhile too, for up to `SETTLE_FOR`, before it lets the event loop
+//! settles what finishes meanwhile too, for up to `LANE_SETTLE_FOR`, before it lets the event loop
 //! turn.
 //!
 //! A lone call (none other in flight on its thread) gets a work item of its own, as do calls
@@ -95,6 +96,7 @@ mod native {
   use napi::{sys, Env};
 
   use zstd_pool_core::error::Failure;
+  use zstd_pool_core::schedule::{lane_slice, LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR};
 
   use crate::napi::js::{string, Js};
   use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
@@ -344,12 +346,12 @@ mod native {
     /// No drainer wakes this thread again until it is done: Node runs the calls of a thread-safe
     /// function back to back, without letting the event loop turn, for as long as new ones come
     /// while it runs them (up to a thousand), and with calls flowing steadily they would.
-    /// Calls that finish while it settles are settled too, for up to `SETTLE_FOR`.
+    /// Calls that finish while it settles are settled too, for up to `LANE_SETTLE_FOR`.
     fn settle(&self, env: &Env) {
       let began = Instant::now();
       let mut state = self.lock();
       state.woken = true;
-      while !state.finished.is_empty() && began.elapsed() < SETTLE_FOR {
+      while !state.finished.is_empty() && began.elapsed() < LANE_SETTLE_FOR {
         state.finished_since = None;
         let finished = std::mem::take(&mut state.finished);
         drop(state);
@@ -399,31 +401,11 @@ mod native {
   /// drainer a system call and the JavaScript thread a trip through its event loop, several
   /// microseconds in all: waking for every small call cost more than the calls. So finished
   /// calls wait while neither the oldest has waited, nor the share about to start would make it
-  /// wait, `SETTLE_AFTER`, and fewer than `SETTLE_AT` have finished.
+  /// wait, `LANE_SETTLE_AFTER`, and fewer than `LANE_SETTLE_AT` have finished.
   fn worth_a_wake(state: &State, next: Duration) -> bool {
-    state.finished.len() >= SETTLE_AT || state.finished_since.is_some_and(|since| since.elapsed() + next >= SETTLE_AFTER)
+    state.finished.len() >= LANE_SETTLE_AT
+      || state.finished_since.is_some_and(|since| since.elapsed() + next >= LANE_SETTLE_AFTER)
   }
-
-  const SETTLE_AFTER: Duration = Duration::from_micros(50);
-  const SETTLE_AT: usize = 32;
-
-  /// How long the JavaScript thread goes on settling calls that finish while it settles, before
-  /// it lets the event loop turn.
-  const SETTLE_FOR: Duration = Duration::from_millis(1);
-
-  /// The most calls a drainer takes from the queue at once.
-  const MAX_SHARE: usize = 8;
-
-  /// How long a drainer waits for more calls before it stops. Starting one again costs a trip
-  /// through the threadpool.
-  const LINGER: Duration = Duration::from_micros(250);
-
-  /// How long a drainer runs calls (waiting for more does not count) before it gives its
-  /// threadpool thread back, when drainers hold all the threadpool's threads but at most one:
-  /// its work item ends, and a new one queued behind whatever else waits for the threadpool
-  /// (file system, DNS, crypto, other threads' calls) takes over. Without it, a steady flow of
-  /// calls would hold the threadpool's threads for as long as it lasts.
-  const SLICE: Duration = Duration::from_millis(50);
 
   struct Drainer {
     lanes: Arc<Lanes>,
@@ -441,11 +423,21 @@ mod native {
     }
   }
 
-  /// A drainer's work: shares of the queue, one after another, until none is left for `LINGER`.
+  /// A drainer's work: shares of the queue, one after another, until none is left for
+  /// `LANE_LINGER`, or until its slice is over.
+  ///
+  /// The slice (`lane_slice`: `LANE_SLICE`, shorter when many threads have drainers) is wall
+  /// time, waiting for calls included: a steady flow of calls would hold the threadpool's threads
+  /// for as long as it lasts, and so would a trickle, since each call renews the linger (a slice
+  /// that counted only the time spent running calls let a trickle hold the only thread for half
+  /// a second). Once a drainer has held its thread that long, it ends: its work item completes,
+  /// and whatever waits for the threadpool (file system, DNS, crypto, other threads' calls) runs
+  /// before the drainer that takes over, queued behind it. There is no slice while the drainers
+  /// of every thread leave two threads or more to other work, since a restart with calls queued
+  /// needs the JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
   fn drain(drainer: &mut Drainer) {
     let lanes = drainer.lanes.clone();
-    // Time spent running calls: waiting for more does not count against the slice.
-    let mut busy = Duration::ZERO;
+    let began = Instant::now();
     let mut last_share = Duration::ZERO;
     let mut done: Vec<Box<dyn Call>> = Vec::new();
     let mut state = lanes.lock();
@@ -455,11 +447,10 @@ mod native {
         state.finished.append(&mut done);
         state.finished_since.get_or_insert_with(Instant::now);
       }
+      let sliced =
+        lane_slice(ALL_DRAINERS.load(Ordering::Relaxed), lanes.threadpool).is_some_and(|slice| began.elapsed() >= slice);
       if !state.queued.is_empty() {
-        // Only while the drainers of every thread hold all the threadpool's threads but at
-        // most one (a small `UV_THREADPOOL_SIZE`, or many workers): restarting needs the
-        // JavaScript thread, which may be busy for long, and the lanes wait for it meanwhile.
-        if busy >= SLICE && ALL_DRAINERS.load(Ordering::Relaxed) + 1 >= lanes.threadpool {
+        if sliced {
           // Its slot stays taken: `drained` queues the next drainer.
           drainer.again = true;
           break;
@@ -467,7 +458,7 @@ mod native {
         idle_since = None;
         // A share of the queue, so that the lock is taken once per share rather than per call,
         // and every drainer still gets some.
-        let share = state.queued.len().div_ceil(2 * lanes.width).min(MAX_SHARE);
+        let share = state.queued.len().div_ceil(2 * lanes.width).min(LANE_MAX_SHARE);
         done.extend(state.queued.drain(..share));
         // Calls finished and more to run: the JavaScript thread settles them meanwhile, once
         // they are worth a wake (see `worth_a_wake`).
@@ -483,14 +474,15 @@ mod native {
           call.execute();
         }
         last_share = share_started.elapsed();
-        busy += last_share;
         state = lanes.lock();
         continue;
       }
       // Nothing to run. What finished is settled now, since nothing else may finish for a while.
       let idle = *idle_since.get_or_insert_with(Instant::now);
-      let left = LINGER.saturating_sub(idle.elapsed());
-      if left.is_zero() {
+      let left = LANE_LINGER.saturating_sub(idle.elapsed());
+      // Its slice over, it ends at once rather than linger: the next call starts a drainer,
+      // queued behind the other work.
+      if left.is_zero() || sliced {
         // This drainer's completion settles what finished.
         state.drainers -= 1;
         ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
