@@ -160,11 +160,8 @@ export interface Capabilities {
  * threadpool, and the result is a Promise. A result that runs here and is smaller than
  * `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
  * length; other results are Buffers (or, under WASI, `NativeBytes`).
- *
- * In the WebAssembly build, `input` is the length of the input in the caller's staging area,
- * and `slab` the area's owner (see `napi::placed`).
  */
-export declare function compress(input: Uint8Array | number, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
@@ -219,10 +216,9 @@ export interface ContextPoolStats {
 /**
  * Decompresses every frame in `input` (frames with or without a recorded size, concatenated
  * frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
- * runs, what the result is, and what `input` and `slab` are in the WebAssembly build, as for
- * [`compress`].
+ * runs, and what the result is, as for [`compress`].
  */
-export declare function decompress(input: Uint8Array | number, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | number | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as

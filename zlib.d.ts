@@ -138,6 +138,9 @@ export interface ZstdCallbackFunction<Engine> {
     callback: (error: Error | null, result: { buffer: Buffer; engine: Engine }) => void,
   ): void
   (buffer: InputType, options: ZstdOptions, callback: CompressCallback): void
+  /** What `util.promisify` makes of it (as @types/node types node:zlib's). */
+  __promisify__(buffer: InputType, options: ZstdOptions & { info: true }): Promise<{ buffer: Buffer; engine: Engine }>
+  __promisify__(buffer: InputType, options?: ZstdOptions): Promise<Buffer>
 }
 
 /** A one-shot function's sync form, as node:zlib's. */

@@ -1,22 +1,26 @@
 'use strict'
 // The one-shot API, and its native calls, sync and async, on options already read (options.js):
 // each takes the views of its input and prefix right before the native call, after everything that can run
-// the caller's code, and passes either the input and the slab for a small result (native
-// builds) or the input's length in the staging area and the area's owner (the WebAssembly build).
+// the caller's code, and passes either the input (native builds, with the slab for a small
+// result) or its length in the staging area (the WebAssembly build).
 
 const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
 const { compressOptions, decompressOptions, prefixView } = require('./options.js')
 const { bytes } = require('./primordials.js')
-const { result, resultSlab, slabOffset } = require('./results.js')
+const { currentSlab, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled } = require('./schedule.js')
-const { STAGED, compressRoom, decompressRoom, shrinkStage, staged } = require('./staging.js')
+const { STAGED, STAGE_OWNER, compressRoom, decompressRoom, shrinkStage, staged } = require('./staging.js')
 
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, { level, checksum, workers, dictionary, tuning, prefix: prefixSource }) {
   const prefix = prefixView(prefixSource)
-  const source = STAGED ? staged(input, compressRoom(input)) : input
-  return result(binding.compress(source, level, checksum, workers, dictionary, tuning, prefix, SYNC, resultSlab(), slabOffset()))
+  if (STAGED) {
+    const length = staged(input, compressRoom(input))
+    return result(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, SYNC, undefined))
+  }
+  const buffer = currentSlab()
+  return result(binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, SYNC, buffer, slabOffset()))
 }
 
 /** The native call of `compress`: its result, or a Promise of it. */
@@ -26,18 +30,27 @@ function startCompress(data, options, cancellation) {
   const { level, checksum, workers, dictionary, tuning } = options
   const input = bytes(data, 'data')
   const prefix = prefixView(options.prefix)
-  const source = STAGED ? staged(input, compressRoom(input)) : input
-  const slab = resultSlab()
-  return shrinkStage(
-    binding.compress(source, level, checksum, workers, dictionary, tuning, prefix, micros, slab, slabOffset(), cancellation),
-  )
+  if (STAGED) {
+    const length = staged(input, compressRoom(input))
+    return shrinkStage(
+      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, micros, cancellation),
+    )
+  }
+  const buffer = currentSlab()
+  return binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, micros, buffer, slabOffset(), cancellation)
 }
 
 /** `decompressSync` of an input and options already checked. */
 function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefix: prefixSource }) {
   const prefix = prefixView(prefixSource)
-  const source = STAGED ? staged(input, decompressRoom(input)) : input
-  return result(binding.decompress(source, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, resultSlab(), slabOffset()))
+  if (STAGED) {
+    const length = staged(input, decompressRoom(input))
+    return result(
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, undefined),
+    )
+  }
+  const buffer = currentSlab()
+  return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, buffer, slabOffset()))
 }
 
 /** The native call of `decompress`: its result, or a Promise of it. */
@@ -47,11 +60,14 @@ function startDecompress(data, settings, cancellation) {
   const { maxOutputLength, windowLogMax, dictionary } = settings
   const input = bytes(data, 'data')
   const prefix = prefixView(settings.prefix)
-  const source = STAGED ? staged(input, decompressRoom(input)) : input
-  const slab = resultSlab()
-  return shrinkStage(
-    binding.decompress(source, maxOutputLength, windowLogMax, dictionary, prefix, micros, slab, slabOffset(), cancellation),
-  )
+  if (STAGED) {
+    const length = staged(input, decompressRoom(input))
+    return shrinkStage(
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, micros, cancellation),
+    )
+  }
+  const buffer = currentSlab()
+  return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabOffset(), cancellation)
 }
 
 /** The Promise of an async call on `data` with `options`: `readOptions` reads them, then

@@ -13,7 +13,7 @@ const { binding, capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
 const { allocUnsafeSlow, markAsUntransferable, slabsShareable } = require('#platform')
 const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
-const { STAGED, STAGE_OWNER, afterStagedCall, stagedView } = require('./staging.js')
+const { STAGED, afterStagedCall, stagedView } = require('./staging.js')
 
 const { NativeBytes } = binding
 
@@ -24,18 +24,16 @@ const shareSlabs = slabsShareable()
 let slab = null
 let slabUsed = SLAB_SIZE
 
-/** Where a native one-shot call may write a small result: the slab, one with room for any small
- * result (or none: every result has memory of its own); under WASI, this copy of the package's
- * staging area, by its owner's id. Call it right before the native call, with nothing in between
- * that could run other code (which could call back in and move `slabUsed`). */
-function resultSlab() {
-  if (STAGED) return STAGE_OWNER
+/** The slab to pass to a native call: one with room for any small result. Call it right
+ * before the native call, with nothing in between that could run other code (which could call
+ * back in and move `slabUsed`). */
+function currentSlab() {
   if (!shareSlabs || !capabilities.resultsInPlace) return undefined
   if (SLAB_SIZE - slabUsed < SHARED_BELOW) newSlab()
   return slab
 }
 
-/** Where in the slab a native call may write its result: pass it right after `resultSlab()`. */
+/** Where in the slab a native call may write its result: pass it right after `currentSlab()`. */
 function slabOffset() {
   return slabUsed
 }
@@ -124,4 +122,4 @@ function materialize(value) {
   return buffer
 }
 
-module.exports = { materialize, result, resultSlab, slabOffset }
+module.exports = { currentSlab, materialize, result, slabOffset }

@@ -101,8 +101,7 @@ function replaceStage(wanted) {
 
 /** Replaces a large staging area once the call that needed it is queued (it owns a copy). */
 function shrinkStage(value) {
-  // `stage` first: natively it is always null, and the call costs nothing more.
-  if (stage !== null && isPromise(value) && lengthOf(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
+  if (isPromise(value) && stage !== null && lengthOf(stage) > STAGE_KEEP) replaceStage(STAGE_MIN)
   return value
 }
 

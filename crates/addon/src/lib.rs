@@ -7,7 +7,7 @@
 //! Two rooms:
 //! - `exports/`: the `#[napi]` exports, one file per feature (one-shot calls, dictionaries,
 //!   patch-from references, streams, batches, frames, the pools, what the build can do; the
-//!   WebAssembly build's staging areas; the benchmark's floor, behind the `bench-floor` feature);
+//!   WebAssembly build's staged calls; the benchmark's floor, behind the `bench-floor` feature);
 //! - `napi/`: every raw Node-API call, and so every `unsafe` block of the addon (result
 //!   Buffers, errors, async work and its cancellation, the lanes, the staging areas), with the
 //!   two classes that belong to them: `NativeBytes` (a result held natively) and

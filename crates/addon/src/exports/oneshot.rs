@@ -14,7 +14,7 @@ use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 use crate::exports::dictionary::{prepared, PreparedDictionary};
 use crate::exports::prefix::{HeldPrefix, PreparedPrefix, SharedPrefix};
 use crate::napi::lanes;
-use crate::napi::{filled_buffer, placed, result_bytes, throw, Cancellation, Input, Job, Js, Slab, Slot, JS_ALLOCATES_FROM};
+use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Job, Js, Slot, Target, JS_ALLOCATES_FROM};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
 /// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
@@ -48,14 +48,11 @@ type Outcome = std::result::Result<Js, Failure>;
 /// threadpool, and the result is a Promise. A result that runs here and is smaller than
 /// `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
 /// length; other results are Buffers (or, under WASI, `NativeBytes`).
-///
-/// In the WebAssembly build, `input` is the length of the input in the caller's staging area,
-/// and `slab` the area's owner (see `napi::placed`).
 #[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress(
   env: Env,
-  #[napi(ts_arg_type = "Uint8Array | number")] input: Input,
+  input: &[u8],
   level: i32,
   checksum: bool,
   workers: u32,
@@ -63,12 +60,13 @@ pub fn compress(
   tuning: Option<&[i32]>,
   prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
-  #[napi(ts_arg_type = "Buffer | number | undefined")] slab: Option<Slab>,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let result = placed(input, slab, slab_offset).and_then(|(input, slot)| {
-    let call = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary))?;
+  let slot = slab.map(|slab| Slot::new(slab, slab_offset));
+  let call = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary));
+  let result = call.and_then(|call| {
     let held = HeldPrefix::of(prefix)?;
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
@@ -131,24 +129,23 @@ impl Job for CompressJob {
 
 /// Decompresses every frame in `input` (frames with or without a recorded size, concatenated
 /// frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
-/// runs, what the result is, and what `input` and `slab` are in the WebAssembly build, as for
-/// [`compress`].
+/// runs, and what the result is, as for [`compress`].
 #[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>")]
 #[allow(clippy::too_many_arguments)]
 pub fn decompress(
   env: Env,
-  #[napi(ts_arg_type = "Uint8Array | number")] input: Input,
+  input: &[u8],
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
   prefix: Option<Either<&[u8], &PreparedPrefix>>,
   inline_micros: f64,
-  #[napi(ts_arg_type = "Buffer | number | undefined")] slab: Option<Slab>,
+  #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let result = placed(input, slab, slab_offset).and_then(|(input, slot)| {
-    let held = HeldPrefix::of(prefix)?;
+  let slot = slab.map(|slab| Slot::new(slab, slab_offset));
+  let result = HeldPrefix::of(prefix).and_then(|held| {
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)?;
     // The frame walk refuses what the limits or the dictionary rule out, before any work.

@@ -365,21 +365,7 @@ impl Target {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A one-shot call's input, and where its small result may go
-
-/// A one-shot call's `input` argument: natively a byte view; in the WebAssembly build, the
-/// length of the input its caller copied into its staging area (see `staging.rs`).
-#[cfg(not(target_family = "wasm"))]
-pub type Input<'a> = &'a [u8];
-#[cfg(target_family = "wasm")]
-pub type Input<'a> = u32;
-
-/// A one-shot call's `slab` argument: natively the Buffer `lib/results.js` keeps for small
-/// results; in the WebAssembly build, the caller's staging owner, whose area takes them.
-#[cfg(not(target_family = "wasm"))]
-pub type Slab = Target;
-#[cfg(target_family = "wasm")]
-pub type Slab = u32;
+// Where a one-shot call's small result may go
 
 /// Where a small result may be written: a target, from an offset on.
 pub struct Slot {
@@ -388,6 +374,11 @@ pub struct Slot {
 }
 
 impl Slot {
+  /// The slot `offset` bytes into `target`.
+  pub fn new(target: Target, offset: u32) -> Self {
+    Self { target, offset }
+  }
+
   /// `len` bytes of the slot, if it has that much room and it does not overlap `input` (see
   /// [`Target::room`]).
   pub fn room(&mut self, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
@@ -395,23 +386,17 @@ impl Slot {
   }
 }
 
-/// The input's bytes, and the slot for a small result, from a call's `input`, `slab` and
-/// `slab_offset` arguments.
-#[cfg(not(target_family = "wasm"))]
-pub fn placed(input: Input<'_>, slab: Option<Slab>, offset: u32) -> Result<(&[u8], Option<Slot>), Failure> {
-  Ok((input, slab.map(|target| Slot { target, offset })))
-}
+// ---------------------------------------------------------------------------------------------
+// Staging areas (the WebAssembly build)
 
-/// The input's bytes, the first `input` bytes of the owner's staging area, and the slot for a
-/// small result: the area, from the first 8-byte boundary past the input. Valid until the call
-/// returns: an area is replaced only by its owner's `staging_area` call. A failure when the
-/// owner has no area that long.
+/// A staged call's input, the first `len` bytes of `owner`'s staging area, and where its small
+/// result goes: the area, from the first 8-byte boundary past the input. Valid until the call
+/// returns: an area is replaced only by its owner's `staging_area` call. `None` when the owner
+/// has no area that long.
 #[cfg(target_family = "wasm")]
-pub fn placed<'a>(input: Input<'a>, slab: Option<Slab>, _offset: u32) -> Result<(&'a [u8], Option<Slot>), Failure> {
-  let len = input;
-  let owner = slab.ok_or(Failure::Napi("no staging owner"))?;
-  let (input, data, capacity) = super::staging::staged(owner, len as usize).ok_or(Failure::Napi("no staged input"))?;
-  Ok((input, Some(Slot { target: Target { data, len: capacity }, offset: len.saturating_add(7) & !7 })))
+pub fn staged<'a>(owner: u32, len: u32) -> Option<(&'a [u8], Target, u32)> {
+  let (input, data, capacity) = super::staging::staged(owner, len as usize)?;
+  Some((input, Target { data, len: capacity }, len.saturating_add(7) & !7))
 }
 
 /// Frees `owner`'s staging area and makes a new one of `len` bytes: a view of it (the
