@@ -2,6 +2,14 @@
 // (browser.d.mts), built from the same internal modules (lib/). Nothing here names a Node type, so
 // that a browser project without @types/node reads it.
 
+declare global {
+  // `Symbol.dispose`, as TypeScript's esnext.disposable and @types/node declare it, for projects
+  // whose `lib` predates it: the classes here have a `[Symbol.dispose]()` method.
+  interface SymbolConstructor {
+    readonly dispose: unique symbol
+  }
+}
+
 /** What can be compressed or decompressed: any binary view (a Buffer among them; read whole), an ArrayBuffer, or a string (encoded as UTF-8). */
 export type Input = ArrayBufferView | ArrayBuffer | SharedArrayBuffer | string
 
