@@ -13,7 +13,7 @@ const { invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions, prefixView } = require('./lib/options.js')
 const { allocUnsafeSlow, isNativeError } = require('#platform')
 const { bytes, lengthOf, typedArraySet } = require('./lib/primordials.js')
-const { materialize } = require('./lib/results.js')
+const { batchResults, materialize } = require('./lib/results.js')
 const { GROUP_BYTES, LANES } = require('./lib/schedule.js')
 
 const { apply } = Reflect
@@ -112,9 +112,10 @@ function runGroups(inputs, signal, run) {
       const pending = run(group.joined, group.lengths, cancellations?.[i])
       // Native code has its own copy now.
       group.joined = undefined
-      return pending
+      // Each group's Buffers are made as it completes, while the others run.
+      return pending.then(batchResults)
     })
-    return Promise.all(parts).then((parts) => allOrFirstError(parts.flat().map(resultOf)))
+    return Promise.all(parts).then((parts) => allOrFirstError(parts.flat()))
   }
   return withSignal(signal, groups.length, gather)
 }

@@ -2,7 +2,7 @@
 //! natively before any JavaScript can see them, the caller's slab), errors, and the few plain
 //! values the exports return. The rules are those of the folder (see `mod.rs`).
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
@@ -125,23 +125,6 @@ pub(crate) fn exception_pending(env: &Env) -> bool {
   // SAFETY: on the JavaScript thread of `env`; reads a flag.
   unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
   pending
-}
-
-/// An array of `len` with `elements` at their indices, defined as own properties (so that no
-/// setter on `Array.prototype` runs).
-pub fn array(env: &Env, len: usize, elements: &[(usize, sys::napi_value)]) -> Result<Js, Failure> {
-  let mut array = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; runs no JavaScript.
-  let status = unsafe { sys::napi_create_array_with_length(env.raw(), len, &mut array) };
-  if status != sys::Status::napi_ok {
-    return Err(Failure::Napi("napi_create_array_with_length"));
-  }
-  let names: Vec<CString> = elements.iter().map(|(index, _)| CString::new(index.to_string()).unwrap_or_default()).collect();
-  let properties: Vec<_> = elements.iter().zip(&names).map(|(&(_, value), name)| (name.as_c_str(), value)).collect();
-  if define_own(env, array, &properties) != sys::Status::napi_ok {
-    return Err(Failure::Napi("napi_define_properties"));
-  }
-  Ok(Js(array))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ pub mod lanes;
 mod staging;
 mod work;
 
-pub use js::{array, error_value, filled_buffer, result_bytes, throw, Js, Target, JS_ALLOCATES_FROM, RESULTS_IN_PLACE};
+pub use js::{error_value, filled_buffer, result_bytes, throw, Js, Target, JS_ALLOCATES_FROM, RESULTS_IN_PLACE};
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};
 pub use work::{queue, Cancellation, Job};

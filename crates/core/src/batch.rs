@@ -1,0 +1,253 @@
+//! A batch's results (`compressMany`, `decompressMany`) as its work makes them, in native memory:
+//! the small ones packed end to end into pages, each of which becomes one slab on the JavaScript
+//! thread that `lib/results.js` carves their Buffers from (as Node carves small Buffers from its
+//! pool), and the others (large results, failures) each on its own.
+//!
+//! Why pages (issue 27): a million small results, each a Buffer with an `ArrayBuffer` of its own,
+//! left the process about 800 MB larger once they were collected. Each `ArrayBuffer` is a few
+//! small native allocations (its bytes and V8's and Node's bookkeeping), and glibc keeps the freed
+//! ones, scattered among live memory, as resident memory. Each result made first in a `Vec` of
+//! its own on a libuv thread added that thread's arena, 24 MB each. Packed, a batch's small
+//! results are one allocation, made on the JavaScript thread (see [`Results::new`]), and one
+//! `ArrayBuffer` per page of them, as the sync calls' results are.
+
+use crate::error::Failure;
+
+/// The size of a page: that of the slabs `lib/results.js` carves small results from.
+pub const PAGE_BYTES: usize = 8192;
+
+/// Results start at multiples of this in their page, as in Node's pool (so that a typed array of
+/// any element size can view one).
+const ALIGN: usize = 8;
+
+/// What the layout holds in place of a page for a result that is in none: [`Results::take`]
+/// gives it.
+pub const NOT_IN_A_PAGE: u32 = u32::MAX;
+
+/// The numbers the layout holds for each result.
+pub const LAYOUT_FIELDS: usize = 3;
+
+/// A batch's results, in order.
+#[derive(Default)]
+pub struct Results {
+  /// The small results, each within one page of [`PAGE_BYTES`], at multiples of [`ALIGN`]; what
+  /// lies between them is zeros.
+  pages: Vec<u8>,
+  /// [`LAYOUT_FIELDS`] `u32` for each result, in native byte order (JavaScript reads them through
+  /// a `Uint32Array`): its page, its offset in the page and its length; or [`NOT_IN_A_PAGE`], its
+  /// index in `others`, and 0 (such a result is [taken](Self::take) by its own index).
+  layout: Vec<u8>,
+  /// The results in no page, each taken once.
+  others: Vec<Option<Result<Vec<u8>, Failure>>>,
+  /// Results smaller than this go into the pages (0: none do).
+  small_below: usize,
+}
+
+impl Results {
+  /// Room for `count` results, of which those smaller than `small_below` go into the pages
+  /// (`expected` bytes of them, a guess).
+  ///
+  /// Made on the JavaScript thread, before the work is queued: growing it later on a libuv thread
+  /// (`realloc`) keeps it in the JavaScript thread's arena, where the memory, once freed, serves
+  /// that thread's next allocations, instead of staying with a libuv thread's arena.
+  pub fn new(count: usize, small_below: usize, expected: usize) -> Result<Self, Failure> {
+    let layout_bytes = count.saturating_mul(LAYOUT_FIELDS * 4);
+    let mut layout = Vec::new();
+    layout.try_reserve_exact(layout_bytes).map_err(|_| Failure::OutOfMemory { bytes: layout_bytes })?;
+    let mut pages = Vec::new();
+    if small_below > 0 {
+      // A guess that cannot be had costs nothing: the pages grow as results come.
+      let _ = pages.try_reserve_exact(expected);
+    }
+    Ok(Self { pages, layout, others: Vec::new(), small_below })
+  }
+
+  /// Whether a result of at most `len` bytes goes into the pages.
+  pub fn fits(&self, len: usize) -> bool {
+    len < self.small_below && len <= PAGE_BYTES
+  }
+
+  /// Adds the next result, written by `write` into `room` bytes of the pages (`room` must
+  /// [`fit`](Self::fits)): `write` returns how many it wrote. Its failure is the result.
+  pub fn push_written(&mut self, room: usize, write: impl FnOnce(&mut [u8]) -> Result<usize, Failure>) {
+    let before = self.pages.len();
+    match self.write(room, write) {
+      Ok(start) => {
+        let len = self.pages.len() - start;
+        // The page count stays far below `u32::MAX` (`NOT_IN_A_PAGE`): 32 TiB of pages.
+        let page = u32::try_from(start / PAGE_BYTES).unwrap_or(NOT_IN_A_PAGE - 1);
+        self.push_layout([page, (start % PAGE_BYTES) as u32, len as u32]);
+      }
+      Err(failure) => {
+        self.pages.truncate(before);
+        self.push_other(Err(failure));
+      }
+    }
+  }
+
+  /// Adds the next result, made elsewhere: copied into the pages if it fits, else kept as it is.
+  pub fn push(&mut self, result: Result<Vec<u8>, Failure>) {
+    match result {
+      Ok(bytes) if self.fits(bytes.len()) => self.push_written(bytes.len(), |room| {
+        room.copy_from_slice(&bytes);
+        Ok(bytes.len())
+      }),
+      result => self.push_other(result),
+    }
+  }
+
+  /// Writes a result at the end of the pages, moved to the next page if it would cross into it;
+  /// where it starts.
+  fn write(&mut self, room: usize, write: impl FnOnce(&mut [u8]) -> Result<usize, Failure>) -> Result<usize, Failure> {
+    let at = self.pages.len().next_multiple_of(ALIGN);
+    self.zeros_to(at + room)?;
+    let written = write(&mut self.pages[at..at + room])?.min(room);
+    let mut start = at;
+    if at % PAGE_BYTES + written > PAGE_BYTES {
+      start = at.next_multiple_of(PAGE_BYTES);
+      self.zeros_to(start + written)?;
+      self.pages.copy_within(at..at + written, start);
+      self.pages[at..start].fill(0);
+    }
+    self.pages.truncate(start + written);
+    Ok(start)
+  }
+
+  /// Makes the pages `len` long, the bytes added zeros; fails rather than aborts.
+  fn zeros_to(&mut self, len: usize) -> Result<(), Failure> {
+    let more = len.saturating_sub(self.pages.len());
+    self.pages.try_reserve(more).map_err(|_| Failure::OutOfMemory { bytes: len })?;
+    self.pages.resize(self.pages.len().max(len), 0);
+    Ok(())
+  }
+
+  fn push_other(&mut self, result: Result<Vec<u8>, Failure>) {
+    let index = u32::try_from(self.others.len()).unwrap_or(u32::MAX);
+    self.others.push(Some(result));
+    self.push_layout([NOT_IN_A_PAGE, index, 0]);
+  }
+
+  fn push_layout(&mut self, fields: [u32; LAYOUT_FIELDS]) {
+    for field in fields {
+      self.layout.extend_from_slice(&field.to_ne_bytes());
+    }
+  }
+
+  /// How many results there are.
+  pub fn count(&self) -> usize {
+    self.layout.len() / (LAYOUT_FIELDS * 4)
+  }
+
+  /// Where each result is (see the field `layout`), as bytes.
+  pub fn layout(&self) -> &[u8] {
+    &self.layout
+  }
+
+  /// The bytes of page `index` (the last may be short; past the end, `None`).
+  pub fn page(&self, index: usize) -> Option<&[u8]> {
+    let start = index.checked_mul(PAGE_BYTES)?;
+    self.pages.get(start..self.pages.len().min(start.saturating_add(PAGE_BYTES)))
+  }
+
+  /// Result `index`, if it is in no page, once: `None` after that, or for a result in a page.
+  pub fn take(&mut self, index: usize) -> Option<Result<Vec<u8>, Failure>> {
+    let at = index.checked_mul(LAYOUT_FIELDS * 4)?;
+    let field = |n: usize| -> Option<u32> {
+      let bytes = self.layout.get(at + 4 * n..at + 4 * n + 4)?;
+      Some(u32::from_ne_bytes(bytes.try_into().ok()?))
+    };
+    if field(0)? != NOT_IN_A_PAGE {
+      return None;
+    }
+    let other = field(1)? as usize;
+    self.others.get_mut(other)?.take()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn layout(results: &Results) -> Vec<[u32; 3]> {
+    let numbers: Vec<u32> =
+      results.layout().chunks_exact(4).map(|bytes| u32::from_ne_bytes(bytes.try_into().expect("4 bytes"))).collect();
+    numbers.chunks_exact(3).map(|fields| [fields[0], fields[1], fields[2]]).collect()
+  }
+
+  fn bytes(len: usize, fill: u8) -> Vec<u8> {
+    vec![fill; len]
+  }
+
+  #[test]
+  fn small_results_are_packed_aligned_and_never_cross_a_page() {
+    let mut results = Results::new(6, 4096, 0).expect("room");
+    results.push(Ok(bytes(3, 1)));
+    results.push(Ok(bytes(4095, 2)));
+    // 8 + 4096 = 4104: 4095 more would cross into the second page, so they start it.
+    results.push(Ok(bytes(4095, 3)));
+    // Written in place with more room than it used: the rest is given back.
+    results.push_written(4000, |room| {
+      room[..10].fill(4);
+      Ok(10)
+    });
+    results.push(Ok(Vec::new()));
+    assert_eq!(results.count(), 5);
+    assert_eq!(layout(&results), [[0, 0, 3], [0, 8, 4095], [1, 0, 4095], [1, 4096, 10], [1, 4112, 0]]);
+    let first = results.page(0).expect("a page");
+    assert_eq!(first.len(), PAGE_BYTES);
+    assert_eq!(&first[..8], &[1, 1, 1, 0, 0, 0, 0, 0]);
+    assert!(first[8..4103].iter().all(|&byte| byte == 2) && first[4103..].iter().all(|&byte| byte == 0));
+    // The empty result ends the pages at its (aligned) start.
+    let second = results.page(1).expect("a page");
+    assert_eq!(second.len(), 4112);
+    assert!(second[..4095].iter().all(|&byte| byte == 3) && second[4095] == 0);
+    assert!(second[4096..4106].iter().all(|&byte| byte == 4) && second[4106..].iter().all(|&byte| byte == 0));
+    assert!(results.page(2).is_none());
+  }
+
+  #[test]
+  fn a_result_written_past_the_end_of_its_page_moves_to_the_next() {
+    let mut results = Results::new(3, 4096, 0).expect("room");
+    results.push(Ok(bytes(4090, 1)));
+    results.push(Ok(bytes(3000, 9)));
+    // 7096 + 3000 > 8192 once written: moved to the second page, zeros left behind.
+    results.push_written(4000, |room| {
+      room[..3000].fill(7);
+      Ok(3000)
+    });
+    assert_eq!(layout(&results)[1..], [[0, 4096, 3000], [1, 0, 3000]]);
+    let first = results.page(0).expect("a page");
+    assert_eq!(first.len(), PAGE_BYTES);
+    assert!(first[4096..7096].iter().all(|&byte| byte == 9) && first[7096..].iter().all(|&byte| byte == 0));
+    assert!(results.page(1).expect("a page").iter().all(|&byte| byte == 7));
+  }
+
+  #[test]
+  fn large_results_and_failures_are_taken_once_each() {
+    let mut results = Results::new(4, 4096, 1 << 20).expect("room");
+    results.push(Ok(bytes(4096, 5)));
+    results.push(Err(Failure::Aborted));
+    results.push_written(100, |_| Err(Failure::Truncated));
+    results.push(Ok(bytes(1, 6)));
+    assert_eq!(layout(&results), [[NOT_IN_A_PAGE, 0, 0], [NOT_IN_A_PAGE, 1, 0], [NOT_IN_A_PAGE, 2, 0], [0, 0, 1]]);
+    // A failed write leaves nothing behind in the pages.
+    assert_eq!(results.page(0), Some(&[6][..]));
+    assert_eq!(results.take(0).expect("a result").expect("bytes").len(), 4096);
+    assert!(results.take(0).is_none());
+    assert!(matches!(results.take(2), Some(Err(Failure::Truncated))));
+    assert!(matches!(results.take(1), Some(Err(Failure::Aborted))));
+    // In a page, or past the end: nothing to take.
+    assert!(results.take(3).is_none());
+    assert!(results.take(4).is_none());
+    assert!(results.take(usize::MAX).is_none());
+  }
+
+  #[test]
+  fn with_no_pages_every_result_is_on_its_own() {
+    let mut results = Results::new(1, 0, 1 << 20).expect("room");
+    assert!(!results.fits(0));
+    results.push(Ok(bytes(1, 1)));
+    assert_eq!(layout(&results), [[NOT_IN_A_PAGE, 0, 0]]);
+    assert_eq!(results.page(0), Some(&[][..]));
+  }
+}
