@@ -10,32 +10,6 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * A group's results, in native memory until `lib/results.js` turns them into Buffers: where each
- * is (`layoutInto`), the pages of small results (`copyPage`, each into a slab of its own) and
- * the others (`take`), then `release`.
- */
-export declare class BatchResults {
-  /** How many results there are. */
-  get count(): number
-  /**
-   * Copies where each result is into `target`, the bytes of a `Uint32Array` of three numbers
-   * per result (see the core's `batch.rs`): its page, its offset there and its length; or
-   * `0xFFFFFFFF` for a result in no page (`take` gives it). Whether `target` had room. (Under
-   * WASI it never has: no result is in a page there.)
-   */
-  layoutInto(target: Uint8Array): boolean
-  /** Copies page `index` into `target` (a slab at least as long); whether it could. */
-  copyPage(index: number, target: Buffer): boolean
-  /**
-   * Result `index`, if it is in no page: its Buffer (or `NativeBytes`, as a single call's), or
-   * its Error; `null` once taken, and for a result in a page.
-   */
-  take(index: number): Buffer | NativeBytes | Error | null
-  /** Frees the results left in native memory. */
-  release(): void
-}
-
-/**
  * Stops a queued call's work if it has not started: made by `main.js` for a call with an
  * `AbortSignal`, whose listener calls `cancel()`. It holds the work's shared state, never a
  * pointer to the work, and the completion clears that state, so a `cancel()` that comes late
@@ -144,11 +118,6 @@ export interface Capabilities {
   resultsInPlace: boolean
   /** Results smaller than this go into the slab; `main.js` keeps at least this much room. */
   sharedBelow: number
-  /**
-   * The size of the slabs small results share, and of the pages a batch packs its small results
-   * into, one slab each (see the core's `batch.rs`).
-   */
-  slabBytes: number
   /** Whether inputs and small results go through staging areas (see `staging.rs`): under WASI. */
   staged: boolean
   /**
@@ -181,10 +150,10 @@ export declare function compress(input: Uint8Array, level: number, checksum: boo
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
- * the inputs large enough); a Promise of their results (see [`BatchResults`]). One copy of
- * `prefix` serves every input.
+ * the inputs large enough); a Promise of their results (see [`Batch`]'s `resolve`). One copy
+ * of `prefix` serves every input. `share`: whether small results may share slabs.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<BatchResults>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -235,9 +204,9 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
- * results (see [`BatchResults`]).
+ * results (as for [`compress_batch`]).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, prefix?: Uint8Array | undefined | null, cancellation?: Cancellation | undefined | null): Promise<BatchResults>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {

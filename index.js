@@ -835,7 +835,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.BatchResults = nativeBinding.BatchResults
 module.exports.Cancellation = nativeBinding.Cancellation
 module.exports.CompressSession = nativeBinding.CompressSession
 module.exports.DecompressSession = nativeBinding.DecompressSession

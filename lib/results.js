@@ -17,8 +17,7 @@ const { STAGED, afterStagedCall, stagedView } = require('./staging.js')
 
 const { NativeBytes } = binding
 
-/** 8 KiB, as Node's pool; a batch's pages are this size too, one slab each. */
-const SLAB_SIZE = capabilities.slabBytes
+const SLAB_SIZE = 8192
 /** Results below this share a slab (under WASI, where native code writes no slab, the copies). */
 const SHARED_BELOW = Math.min(capabilities.sharedBelow, 4096)
 const shareSlabs = slabsShareable()
@@ -40,15 +39,9 @@ function slabOffset() {
 }
 
 function newSlab() {
-  slab = sharedSlab()
+  slab = allocUnsafeSlow(SLAB_SIZE)
+  markAsUntransferable(typedArrayGetters.buffer.call(slab))
   slabUsed = 0
-}
-
-/** A slab that results may share: nothing can detach it (see the top of this file). */
-function sharedSlab() {
-  const fresh = allocUnsafeSlow(SLAB_SIZE)
-  markAsUntransferable(typedArrayGetters.buffer.call(fresh))
-  return fresh
 }
 
 /** The call's result: the Buffer a native call returned, a view of the `length` bytes it wrote
@@ -132,86 +125,72 @@ function materialize(value) {
 // ---------------------------------------------------------------------------------------------
 // Batches (many.js)
 
+/** Groups of fewer results than this get memory of their own for each: a group's slabs cost
+ * about 5 µs more to make than its results save (1 to 4 results on Node 26, 2-core VM, measured
+ * 2026-12-02; 8 were as fast either way, 16 and more faster with slabs, by 0.7 to 1.4 µs a
+ * result). */
+const SLABS_FROM = 8
+
+/** Whether the small results of a batch's group of `count` share slabs (many.js tells the
+ * native batch call). */
+function slabsFor(count) {
+  return shareSlabs && capabilities.resultsInPlace && count >= SLABS_FROM
+}
 /** What a batch's layout holds in place of a page for a result in none (crates/core/src/batch.rs). */
 const NOT_IN_A_PAGE = 0xffffffff
 /** The numbers of the layout for each result: its page, its offset there, its length. */
 const LAYOUT_FIELDS = 3
 
 /**
- * The results of one group of a batch (a native BatchResults), in order: a Buffer or an Error
- * each. The small ones come in pages: each page is copied into a slab of its own and its results
- * are views of it, as a sync call's small results are (where slabs cannot be shared, each is
- * copied out into memory of its own). The others (large results, errors) are taken one by one.
+ * The results of one group of a batch, in order: a Buffer or an Error each, from what the native
+ * batch call gave. Where its small results share slabs (`shared`), that is the layout, then each
+ * page, then the results in no page: each page becomes a slab, made untransferable before any
+ * result is carved from it, as a sync call's small results are carved from theirs; the others
+ * (large results, errors) come as a single call's. Elsewhere it is every result, each with memory
+ * of its own.
  *
  * Memory (issue 27): with an ArrayBuffer of its own for each small result, a million of them
  * left the process about 800 MB larger (Node 26) once collected, in the allocator's free lists;
  * a slab per page leaves what the sync calls leave.
  */
-function batchResults(batch) {
-  try {
-    const count = batch.count
-    const results = []
-    if (!capabilities.resultsInPlace) {
-      // Under WASI no result is in a page.
-      for (let i = 0; i < count; i++) results.push(taken(batch, i))
-      return results
-    }
-    const layout = new Uint32Array(LAYOUT_FIELDS * count)
-    if (!batch.layoutInto(new Uint8Array(typedArrayGetters.buffer.call(layout)))) throw internalError('a batch layout')
-    // The slab of the page at hand (where slabs cannot be shared, the group's scratch slab), and
-    // where it lies in its ArrayBuffer.
-    let page = -1
-    let slab
-    let memory
-    let start = 0
-    let failure
-    for (let at = 0; at < layout.length; at += LAYOUT_FIELDS) {
-      const where = layout[at]
-      if (where === NOT_IN_A_PAGE) {
-        results.push(taken(batch, at / LAYOUT_FIELDS))
-        continue
-      }
-      if (where !== page) {
-        page = where
-        failure = undefined
-        try {
-          if (shareSlabs) slab = sharedSlab()
-          else slab ??= allocUnsafeSlow(SLAB_SIZE)
-          memory = typedArrayGetters.buffer.call(slab)
-          start = typedArrayGetters.byteOffset.call(slab)
-        } catch {
-          // Each result of the page fails as its own allocation would.
-          failure = allocationFailed(SLAB_SIZE)
-          slab = undefined
-        }
-        if (failure === undefined && !batch.copyPage(page, slab)) throw internalError('a batch page')
-      }
-      const offset = start + layout[at + 1]
-      const length = layout[at + 2]
-      results.push(failure ?? (shareSlabs ? slabView(memory, offset, length) : ownCopy(memory, offset, length)))
-    }
+function batchResults(batch, shared) {
+  const results = []
+  if (!shared) {
+    for (let i = 0; i < batch.length; i++) results.push(resultOf(batch[i]))
     return results
-  } finally {
-    batch.release()
   }
+  const bytes = batch[0]
+  const layout = new Uint32Array(
+    typedArrayGetters.buffer.call(bytes),
+    typedArrayGetters.byteOffset.call(bytes),
+    lengthOf(bytes) / Uint32Array.BYTES_PER_ELEMENT,
+  )
+  // The pages come in order, as the results that fill them: the last result in a page is in the
+  // last page.
+  let pages = 0
+  for (let at = layout.length - LAYOUT_FIELDS; at >= 0 && pages === 0; at -= LAYOUT_FIELDS) {
+    if (layout[at] !== NOT_IN_A_PAGE) pages = layout[at] + 1
+  }
+  const slabs = []
+  const starts = []
+  for (let page = 1; page <= pages; page++) {
+    const memory = typedArrayGetters.buffer.call(batch[page])
+    markAsUntransferable(memory)
+    slabs.push(memory)
+    starts.push(typedArrayGetters.byteOffset.call(batch[page]))
+  }
+  let other = 1 + pages
+  for (let at = 0; at < layout.length; at += LAYOUT_FIELDS) {
+    const page = layout[at]
+    if (page === NOT_IN_A_PAGE) results.push(resultOf(batch[other++]))
+    else results.push(slabView(slabs[page], starts[page] + layout[at + 1], layout[at + 2]))
+  }
+  return results
 }
 
-/** A Buffer of its own holding `length` bytes of `memory` from `offset`, or why there is none. */
-function ownCopy(memory, offset, length) {
-  let buffer
-  try {
-    buffer = allocUnsafeSlow(length)
-  } catch {
-    return allocationFailed(length)
-  }
-  typedArraySet.call(buffer, new Uint8Array(memory, offset, length))
-  return buffer
-}
-
-/** A batch's result `index` that is in no page: its Buffer, or its Error. */
-function taken(batch, index) {
-  const value = batch.take(index)
-  if (value === null) throw internalError('a batch result')
+/** A result with memory of its own, as native code gave it (a Buffer, `NativeBytes` or an
+ * Error): its Buffer, or its Error (also when a large result cannot be moved into a Buffer). */
+function resultOf(value) {
   if (isNativeError(value)) return value
   try {
     return materialize(value)
@@ -220,8 +199,4 @@ function taken(batch, index) {
   }
 }
 
-function internalError(what) {
-  return coded(new Error(`zstd-pool: ${what} could not be read`), 'ERR_INTERNAL_ASSERTION')
-}
-
-module.exports = { batchResults, currentSlab, materialize, result, slabOffset }
+module.exports = { batchResults, currentSlab, materialize, result, resultOf, slabOffset, slabsFor }

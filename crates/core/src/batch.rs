@@ -1,15 +1,18 @@
 //! A batch's results (`compressMany`, `decompressMany`) as its work makes them, in native memory:
-//! the small ones packed end to end into pages, each of which becomes one slab on the JavaScript
-//! thread that `lib/results.js` carves their Buffers from (as Node carves small Buffers from its
-//! pool), and the others (large results, failures) each on its own.
+//! the small ones packed end to end into pages, the others (large results, failures) each on its
+//! own. Where results may share slabs (see `lib/results.js`), each page becomes one slab on the
+//! JavaScript thread, which the Buffers of its results are carved from, as Node carves small
+//! Buffers from its pool; elsewhere each result is copied out of its page into memory of its own.
 //!
 //! Why pages (issue 27): a million small results, each a Buffer with an `ArrayBuffer` of its own,
-//! left the process about 800 MB larger once they were collected. Each `ArrayBuffer` is a few
-//! small native allocations (its bytes and V8's and Node's bookkeeping), and glibc keeps the freed
-//! ones, scattered among live memory, as resident memory. Each result made first in a `Vec` of
-//! its own on a libuv thread added that thread's arena, 24 MB each. Packed, a batch's small
-//! results are one allocation, made on the JavaScript thread (see [`Results::new`]), and one
-//! `ArrayBuffer` per page of them, as the sync calls' results are.
+//! left the process about 800 MB larger on Node 26 once they were collected. Each `ArrayBuffer`
+//! is a few small native allocations (its bytes and V8's and Node's bookkeeping), and glibc keeps
+//! the freed ones, scattered among live memory, as resident memory. And each result made first in
+//! a `Vec` of its own on a libuv thread left that thread's arena 24 MB larger. Packed, a batch's
+//! small results are one allocation, made on the JavaScript thread (see [`Results::new`]), and
+//! one `ArrayBuffer` per page of them, as the sync calls' small results share slabs.
+
+use std::io::{Cursor, Write};
 
 use crate::error::Failure;
 
@@ -20,8 +23,7 @@ pub const PAGE_BYTES: usize = 8192;
 /// any element size can view one).
 const ALIGN: usize = 8;
 
-/// What the layout holds in place of a page for a result that is in none: [`Results::take`]
-/// gives it.
+/// What the layout holds in place of a page for a result that is in none.
 pub const NOT_IN_A_PAGE: u32 = u32::MAX;
 
 /// The numbers the layout holds for each result.
@@ -35,12 +37,14 @@ pub struct Results {
   pages: Vec<u8>,
   /// [`LAYOUT_FIELDS`] `u32` for each result, in native byte order (JavaScript reads them through
   /// a `Uint32Array`): its page, its offset in the page and its length; or [`NOT_IN_A_PAGE`], its
-  /// index in `others`, and 0 (such a result is [taken](Self::take) by its own index).
+  /// index in `others`, and 0.
   layout: Vec<u8>,
   /// The results in no page, each taken once.
   others: Vec<Option<Result<Vec<u8>, Failure>>>,
   /// Results smaller than this go into the pages (0: none do).
   small_below: usize,
+  /// How many pages the layout names (the last may hold only empty results).
+  page_count: usize,
 }
 
 impl Results {
@@ -55,11 +59,10 @@ impl Results {
     let mut layout = Vec::new();
     layout.try_reserve_exact(layout_bytes).map_err(|_| Failure::OutOfMemory { bytes: layout_bytes })?;
     let mut pages = Vec::new();
-    if small_below > 0 {
-      // A guess that cannot be had costs nothing: the pages grow as results come.
-      let _ = pages.try_reserve_exact(expected);
-    }
-    Ok(Self { pages, layout, others: Vec::new(), small_below })
+    // No more than every result as large as a small one can be; a guess that cannot be had
+    // costs nothing: the pages grow as results come.
+    let _ = pages.try_reserve_exact(expected.min(count.saturating_mul(small_below)));
+    Ok(Self { pages, layout, others: Vec::new(), small_below, page_count: 0 })
   }
 
   /// Whether a result of at most `len` bytes goes into the pages.
@@ -67,15 +70,18 @@ impl Results {
     len < self.small_below && len <= PAGE_BYTES
   }
 
-  /// Adds the next result, written by `write` into `room` bytes of the pages (`room` must
-  /// [`fit`](Self::fits)): `write` returns how many it wrote. Its failure is the result.
-  pub fn push_written(&mut self, room: usize, write: impl FnOnce(&mut [u8]) -> Result<usize, Failure>) {
+  /// Adds the next result, written by `write` into the pages, at most `room` bytes of it (`room`
+  /// must [`fit`](Self::fits)); `write` is given a cursor over the pages, and writes past the
+  /// cursor's position (as a codec writes into a [`WriteBuf`](zstd::zstd_safe::WriteBuf)). Its
+  /// failure is the result.
+  pub fn push_written(&mut self, room: usize, write: impl FnOnce(&mut Cursor<&mut Vec<u8>>) -> Result<(), Failure>) {
     let before = self.pages.len();
     match self.write(room, write) {
       Ok(start) => {
         let len = self.pages.len() - start;
         // The page count stays far below `u32::MAX` (`NOT_IN_A_PAGE`): 32 TiB of pages.
         let page = u32::try_from(start / PAGE_BYTES).unwrap_or(NOT_IN_A_PAGE - 1);
+        self.page_count = self.page_count.max(page as usize + 1);
         self.push_layout([page, (start % PAGE_BYTES) as u32, len as u32]);
       }
       Err(failure) => {
@@ -88,20 +94,36 @@ impl Results {
   /// Adds the next result, made elsewhere: copied into the pages if it fits, else kept as it is.
   pub fn push(&mut self, result: Result<Vec<u8>, Failure>) {
     match result {
-      Ok(bytes) if self.fits(bytes.len()) => self.push_written(bytes.len(), |room| {
-        room.copy_from_slice(&bytes);
-        Ok(bytes.len())
-      }),
+      Ok(bytes) if self.fits(bytes.len()) => {
+        self.push_written(bytes.len(), |cursor| cursor.write_all(&bytes).map_err(|_| Failure::OutOfMemory { bytes: bytes.len() }))
+      }
       result => self.push_other(result),
     }
   }
 
   /// Writes a result at the end of the pages, moved to the next page if it would cross into it;
-  /// where it starts.
-  fn write(&mut self, room: usize, write: impl FnOnce(&mut [u8]) -> Result<usize, Failure>) -> Result<usize, Failure> {
+  /// where it starts. The codecs write into room reserved but not yet initialised: zeroing it
+  /// first cost a few percent of decoding small frames.
+  fn write(
+    &mut self,
+    room: usize,
+    write: impl FnOnce(&mut Cursor<&mut Vec<u8>>) -> Result<(), Failure>,
+  ) -> Result<usize, Failure> {
     let at = self.pages.len().next_multiple_of(ALIGN);
-    self.zeros_to(at + room)?;
-    let written = write(&mut self.pages[at..at + room])?.min(room);
+    let more = (at + room).saturating_sub(self.pages.len());
+    self.pages.try_reserve(more).map_err(|_| Failure::OutOfMemory { bytes: at + room })?;
+    // The cursor pads from the end of the pages to `at` with zeros as it is written.
+    let mut cursor = Cursor::new(&mut self.pages);
+    cursor.set_position(at as u64);
+    write(&mut cursor)?;
+    if self.pages.len() < at {
+      // Nothing was written (an empty result): it starts at `at` all the same.
+      self.zeros_to(at)?;
+    }
+    let written = self.pages.len() - at;
+    if written > room {
+      return Err(Failure::Panicked);
+    }
     let mut start = at;
     if at % PAGE_BYTES + written > PAGE_BYTES {
       start = at.next_multiple_of(PAGE_BYTES);
@@ -143,25 +165,46 @@ impl Results {
     &self.layout
   }
 
-  /// The bytes of page `index` (the last may be short; past the end, `None`).
+  /// How many pages there are.
+  pub fn page_count(&self) -> usize {
+    self.page_count
+  }
+
+  /// The bytes of page `index` (the last may be short, even empty; past the end, `None`).
   pub fn page(&self, index: usize) -> Option<&[u8]> {
-    let start = index.checked_mul(PAGE_BYTES)?;
+    if index >= self.page_count {
+      return None;
+    }
+    let start = index.checked_mul(PAGE_BYTES)?.min(self.pages.len());
     self.pages.get(start..self.pages.len().min(start.saturating_add(PAGE_BYTES)))
   }
 
-  /// Result `index`, if it is in no page, once: `None` after that, or for a result in a page.
-  pub fn take(&mut self, index: usize) -> Option<Result<Vec<u8>, Failure>> {
-    let at = index.checked_mul(LAYOUT_FIELDS * 4)?;
-    let field = |n: usize| -> Option<u32> {
-      let bytes = self.layout.get(at + 4 * n..at + 4 * n + 4)?;
-      Some(u32::from_ne_bytes(bytes.try_into().ok()?))
-    };
-    if field(0)? != NOT_IN_A_PAGE {
-      return None;
+  /// Result `index`: its bytes in a page, or the result it holds on its own (once: `None` after
+  /// that, and past the end).
+  pub fn take(&mut self, index: usize) -> Option<Taken<'_>> {
+    let [page, offset, len] = self.fields(index)?;
+    if page != NOT_IN_A_PAGE {
+      let start = (page as usize).checked_mul(PAGE_BYTES)?.checked_add(offset as usize)?;
+      return self.pages.get(start..start.checked_add(len as usize)?).map(Taken::Paged);
     }
-    let other = field(1)? as usize;
-    self.others.get_mut(other)?.take()
+    self.others.get_mut(offset as usize)?.take().map(Taken::Own)
   }
+
+  /// The layout's numbers for result `index`.
+  fn fields(&self, index: usize) -> Option<[u32; LAYOUT_FIELDS]> {
+    let at = index.checked_mul(LAYOUT_FIELDS * 4)?;
+    let bytes = self.layout.get(at..at + LAYOUT_FIELDS * 4)?;
+    let field = |n: usize| u32::from_ne_bytes([bytes[4 * n], bytes[4 * n + 1], bytes[4 * n + 2], bytes[4 * n + 3]]);
+    Some([field(0), field(1), field(2)])
+  }
+}
+
+/// A result, as [`Results::take`] gives it.
+pub enum Taken<'a> {
+  /// The bytes of a small result, in its page.
+  Paged(&'a [u8]),
+  /// A result in no page: a large one, or a failure.
+  Own(Result<Vec<u8>, Failure>),
 }
 
 #[cfg(test)]
@@ -186,10 +229,7 @@ mod tests {
     // 8 + 4096 = 4104: 4095 more would cross into the second page, so they start it.
     results.push(Ok(bytes(4095, 3)));
     // Written in place with more room than it used: the rest is given back.
-    results.push_written(4000, |room| {
-      room[..10].fill(4);
-      Ok(10)
-    });
+    results.push_written(4000, |cursor| cursor.write_all(&[4; 10]).map_err(|_| Failure::Truncated));
     results.push(Ok(Vec::new()));
     assert_eq!(results.count(), 5);
     assert_eq!(layout(&results), [[0, 0, 3], [0, 8, 4095], [1, 0, 4095], [1, 4096, 10], [1, 4112, 0]]);
@@ -203,6 +243,9 @@ mod tests {
     assert!(second[..4095].iter().all(|&byte| byte == 3) && second[4095] == 0);
     assert!(second[4096..4106].iter().all(|&byte| byte == 4) && second[4106..].iter().all(|&byte| byte == 0));
     assert!(results.page(2).is_none());
+    assert_eq!(results.page_count(), 2);
+    assert!(matches!(results.take(1), Some(Taken::Paged(bytes)) if bytes.len() == 4095 && bytes.iter().all(|&byte| byte == 2)));
+    assert!(matches!(results.take(4), Some(Taken::Paged(&[]))));
   }
 
   #[test]
@@ -211,15 +254,19 @@ mod tests {
     results.push(Ok(bytes(4090, 1)));
     results.push(Ok(bytes(3000, 9)));
     // 7096 + 3000 > 8192 once written: moved to the second page, zeros left behind.
-    results.push_written(4000, |room| {
-      room[..3000].fill(7);
-      Ok(3000)
-    });
+    results.push_written(4000, |cursor| cursor.write_all(&[7; 3000]).map_err(|_| Failure::Truncated));
     assert_eq!(layout(&results)[1..], [[0, 4096, 3000], [1, 0, 3000]]);
     let first = results.page(0).expect("a page");
     assert_eq!(first.len(), PAGE_BYTES);
     assert!(first[4096..7096].iter().all(|&byte| byte == 9) && first[7096..].iter().all(|&byte| byte == 0));
     assert!(results.page(1).expect("a page").iter().all(|&byte| byte == 7));
+  }
+
+  fn own(taken: Option<Taken<'_>>) -> Option<Result<Vec<u8>, Failure>> {
+    match taken {
+      Some(Taken::Own(result)) => Some(result),
+      _ => None,
+    }
   }
 
   #[test]
@@ -232,12 +279,14 @@ mod tests {
     assert_eq!(layout(&results), [[NOT_IN_A_PAGE, 0, 0], [NOT_IN_A_PAGE, 1, 0], [NOT_IN_A_PAGE, 2, 0], [0, 0, 1]]);
     // A failed write leaves nothing behind in the pages.
     assert_eq!(results.page(0), Some(&[6][..]));
-    assert_eq!(results.take(0).expect("a result").expect("bytes").len(), 4096);
+    assert_eq!(own(results.take(0)).expect("a result").expect("bytes").len(), 4096);
     assert!(results.take(0).is_none());
-    assert!(matches!(results.take(2), Some(Err(Failure::Truncated))));
-    assert!(matches!(results.take(1), Some(Err(Failure::Aborted))));
-    // In a page, or past the end: nothing to take.
-    assert!(results.take(3).is_none());
+    assert!(matches!(own(results.take(2)), Some(Err(Failure::Truncated))));
+    assert!(matches!(own(results.take(1)), Some(Err(Failure::Aborted))));
+    // One in a page, as many times as asked.
+    for _ in 0..2 {
+      assert!(matches!(results.take(3), Some(Taken::Paged(&[6]))));
+    }
     assert!(results.take(4).is_none());
     assert!(results.take(usize::MAX).is_none());
   }
@@ -248,6 +297,19 @@ mod tests {
     assert!(!results.fits(0));
     results.push(Ok(bytes(1, 1)));
     assert_eq!(layout(&results), [[NOT_IN_A_PAGE, 0, 0]]);
-    assert_eq!(results.page(0), Some(&[][..]));
+    assert_eq!(results.page_count(), 0);
+    assert_eq!(results.page(0), None);
+  }
+
+  #[test]
+  fn an_empty_result_after_a_full_page_is_in_a_page_of_its_own() {
+    let mut results = Results::new(3, 4096, 0).expect("room");
+    results.push(Ok(bytes(4095, 1)));
+    results.push(Ok(bytes(4095, 2)));
+    // The pages end at 8191: the next result starts at 8192, the second page.
+    results.push(Ok(Vec::new()));
+    assert_eq!(layout(&results), [[0, 0, 4095], [0, 4096, 4095], [1, 0, 0]]);
+    assert_eq!(results.page_count(), 2);
+    assert_eq!(results.page(1), Some(&[][..]));
   }
 }

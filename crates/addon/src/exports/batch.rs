@@ -4,19 +4,18 @@
 //!
 //! A batch is given its inputs end to end with their lengths, and copies them (its work runs
 //! after the call returns). Every item is a call of its own: its own pooled context, limits and
-//! failure, so one item failing costs no other item its result. The results come back as a
-//! [`BatchResults`]: the small ones packed into pages, which `lib/results.js` turns into slabs
-//! and carves their Buffers from (see the core's `batch.rs` for why), the others each on its own.
+//! failure, so one item failing costs no other item its result. The work packs the small results
+//! into pages (see the core's `batch.rs` for why); where small results may share slabs, each page
+//! comes back as the slab `lib/results.js` carves their Buffers from, and elsewhere each result
+//! as a Buffer of its own.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
-use napi::bindgen_prelude::JavaScriptClassExt;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe;
 
-use zstd_pool_core::batch::Results;
+use zstd_pool_core::batch::{Results, Taken};
 use zstd_pool_core::decompress::{self, OutputPlan};
 use zstd_pool_core::error::Failure;
 use zstd_pool_core::memory::owned;
@@ -25,7 +24,7 @@ use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
 use crate::exports::dictionary::{prepared, PreparedDictionary};
 use crate::exports::oneshot::SHARED_BELOW;
 use crate::napi::lanes;
-use crate::napi::{self as node, Cancellation, Js, Target, RESULTS_IN_PLACE};
+use crate::napi::{self as node, Cancellation, Js, RESULTS_IN_PLACE};
 
 /// Results smaller than this go into the pages. Under WASI none do: native code cannot write a
 /// Buffer there (see `RESULTS_IN_PLACE`), and each result comes as `NativeBytes`, as a single
@@ -75,7 +74,7 @@ impl ItemCall for CompressCall {
   fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
     let bound = zstd_safe::compress_bound(input.len());
     if results.fits(bound) {
-      results.push_written(bound, |room| self.compress_into(input, prefix, room));
+      results.push_written(bound, |output| self.compress_into(input, prefix, output).map(drop));
     } else {
       results.push(self.compress_to_vec(input, prefix));
     }
@@ -88,7 +87,7 @@ impl ItemCall for DecompressCall {
   fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
     match decompress::plan_output(input, self.limits, self.dictionary.as_deref()) {
       Ok(OutputPlan::Exact(len)) if results.fits(len) => {
-        results.push_written(len, |room| self.decode_exact(input, prefix, room, len).map(|()| len))
+        results.push_written(len, |output| self.decode_exact(input, prefix, output, len))
       }
       Ok(plan) => results.push(self.decode_to_vec(input, prefix, plan)),
       Err(failure) => results.push(Err(failure)),
@@ -96,22 +95,29 @@ impl ItemCall for DecompressCall {
   }
 }
 
-/// A batch's work: its items, one copy of the prefix they share, the call each makes, and the
-/// room for their results.
+/// A batch's work: its items, one copy of the prefix they share, the call each makes, the room
+/// for their results, and whether small results may share slabs (`lib/results.js` knows).
 struct Batch<C> {
   items: Items,
   prefix: Option<Vec<u8>>,
   call: C,
   results: Results,
+  share: bool,
 }
 
 impl<C: ItemCall> Batch<C> {
   /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each) and `prefix`, and
   /// makes room for their results, about `expected` bytes of them small.
-  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<&[u8]>, call: C, expected: usize) -> std::result::Result<Self, Failure> {
+  fn new(
+    inputs: &[u8],
+    lengths: &[u32],
+    prefix: Option<&[u8]>,
+    call: C,
+    (expected, share): (usize, bool),
+  ) -> std::result::Result<Self, Failure> {
     let prefix = prefix.map(owned).transpose()?;
     let results = Results::new(lengths.len(), SMALL_BELOW, expected)?;
-    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results })
+    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results, share })
   }
 }
 
@@ -137,101 +143,62 @@ impl<C: ItemCall> node::Job for Batch<C> {
   }
 
   fn resolve(self, env: &Env, results: Results) -> std::result::Result<Js, Failure> {
-    let results = BatchResults { results: Mutex::new(Some(results)) };
-    // An instance made without calling its constructor.
-    results.into_instance(env).map(|instance| Js::from_raw(instance.value)).map_err(|_| Failure::Napi("BatchResults"))
-  }
-}
-
-/// A group's results, in native memory until `lib/results.js` turns them into Buffers: where each
-/// is (`layoutInto`), the pages of small results (`copyPage`, each into a slab of its own) and
-/// the others (`take`), then `release`.
-#[napi]
-pub struct BatchResults {
-  /// `None` once released.
-  results: Mutex<Option<Results>>,
-}
-
-#[napi]
-impl BatchResults {
-  /// How many results there are.
-  #[napi(getter)]
-  pub fn count(&self) -> u32 {
-    self.lock().as_ref().map_or(0, |results| results.count() as u32)
-  }
-
-  /// Copies where each result is into `target`, the bytes of a `Uint32Array` of three numbers
-  /// per result (see the core's `batch.rs`): its page, its offset there and its length; or
-  /// `0xFFFFFFFF` for a result in no page (`take` gives it). Whether `target` had room. (Under
-  /// WASI it never has: no result is in a page there.)
-  #[napi(ts_args_type = "target: Uint8Array")]
-  pub fn layout_into(&self, mut target: Target) -> bool {
-    let guard = self.lock();
-    let Some(layout) = guard.as_ref().map(Results::layout) else {
-      return false;
-    };
-    write_all(&mut target, layout)
-  }
-
-  /// Copies page `index` into `target` (a slab at least as long); whether it could.
-  #[napi(ts_args_type = "index: number, target: Buffer")]
-  pub fn copy_page(&self, index: u32, mut target: Target) -> bool {
-    let guard = self.lock();
-    let Some(page) = guard.as_ref().and_then(|results| results.page(index as usize)) else {
-      return false;
-    };
-    write_all(&mut target, page)
-  }
-
-  /// Result `index`, if it is in no page: its Buffer (or `NativeBytes`, as a single call's), or
-  /// its Error; `null` once taken, and for a result in a page.
-  #[napi(ts_return_type = "Buffer | NativeBytes | Error | null")]
-  pub fn take(&self, env: Env, index: u32) -> Result<Option<Js>> {
-    // Out of the lock before any value is made: making an error can run JavaScript, which may
-    // call in.
-    let taken = self.lock().as_mut().and_then(|results| results.take(index as usize));
-    let value = match taken {
-      None => return Ok(None),
-      Some(Ok(bytes)) => node::result_bytes(&env, bytes),
-      Some(Err(failure)) => node::error_value(&env, &failure).map(Js::from_raw).ok_or(Failure::Napi("an error")),
-    };
-    value.map(Some).map_err(|failure| node::throw(&env, failure))
-  }
-
-  /// Frees the results left in native memory.
-  #[napi]
-  pub fn release(&self) {
-    let results = self.lock().take();
-    drop(results);
-  }
-}
-
-impl BatchResults {
-  fn lock(&self) -> MutexGuard<'_, Option<Results>> {
-    self.results.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-  }
-}
-
-/// Writes `bytes` at the start of `target`, if it has room for them.
-fn write_all(target: &mut Target, bytes: &[u8]) -> bool {
-  if bytes.is_empty() {
-    return true;
-  }
-  // `bytes` is native memory: it cannot overlap the target.
-  match target.room(0, bytes.len(), &[]) {
-    Some(mut room) => {
-      room.write(bytes);
-      true
+    if self.share {
+      slabs(env, results)
+    } else {
+      each_its_own(env, results)
     }
-    None => false,
+  }
+}
+
+/// Where small results may share slabs: an array of the layout (see the core's `batch.rs`) as a
+/// Buffer, then each page as a Buffer of its own (the slab `lib/results.js` carves the page's
+/// results from, once it has made it untransferable), then the results in no page, in order, as
+/// [`each_its_own`] gives them. One array: each made costs a few microseconds, paid per group.
+fn slabs(env: &Env, mut results: Results) -> std::result::Result<Js, Failure> {
+  let mut values = Vec::new();
+  values.try_reserve_exact(1 + results.page_count()).map_err(|_| Failure::OutOfMemory { bytes: results.page_count() * 8 })?;
+  values.push(node::buffer_copy(env, results.layout())?);
+  for index in 0..results.page_count() {
+    values.push(node::buffer_copy(env, results.page(index).unwrap_or_default())?);
+  }
+  for index in 0..results.count() {
+    if let Some(Taken::Own(result)) = results.take(index) {
+      values.push(its_own(env, result)?);
+    }
+  }
+  node::settled_array(env, &values)
+}
+
+/// Every result with memory of its own, in order: a Buffer (or a `NativeBytes` for `main.js` to
+/// move into one, as a single call's) or its error.
+fn each_its_own(env: &Env, mut results: Results) -> std::result::Result<Js, Failure> {
+  let mut values = Vec::new();
+  values.try_reserve_exact(results.count()).map_err(|_| Failure::OutOfMemory { bytes: results.count() * 8 })?;
+  for index in 0..results.count() {
+    values.push(match results.take(index) {
+      Some(Taken::Paged(bytes)) => node::buffer_copy(env, bytes)?,
+      Some(Taken::Own(result)) => its_own(env, result)?,
+      // Each is taken once, here: a bug otherwise.
+      None => return Err(Failure::Panicked),
+    });
+  }
+  node::array(env, &values)
+}
+
+/// A result in no page, as a single call's: its Buffer (or `NativeBytes`), or its error.
+fn its_own(env: &Env, result: std::result::Result<Vec<u8>, Failure>) -> std::result::Result<Js, Failure> {
+  match result {
+    Ok(bytes) => node::result_bytes(env, bytes),
+    Err(failure) => node::error_value(env, &failure).map(Js::from_raw).ok_or(Failure::Napi("an error")),
   }
 }
 
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
-/// the inputs large enough); a Promise of their results (see [`BatchResults`]). One copy of
-/// `prefix` serves every input.
-#[napi(ts_return_type = "Promise<BatchResults>")]
+/// the inputs large enough); a Promise of their results (see [`Batch`]'s `resolve`). One copy
+/// of `prefix` serves every input. `share`: whether small results may share slabs.
+#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
   env: Env,
@@ -243,6 +210,7 @@ pub fn compress_batch(
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
   prefix: Option<&[u8]>,
+  share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).and_then(|call| {
@@ -250,9 +218,9 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.map_or(0, <[u8]>::len);
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    // The small frames take at most their bound: room that is never written costs no memory.
-    let expected = lengths.iter().map(|&len| zstd_safe::compress_bound(len as usize)).filter(|&bound| bound < SMALL_BELOW).sum();
-    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, expected)?, cancellation, micros)
+    // A frame takes at most its bound: room reserved and never written costs no memory.
+    let expected = lengths.iter().map(|&len| zstd_safe::compress_bound(len as usize)).sum();
+    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, (expected, share))?, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -262,8 +230,8 @@ pub fn compress_batch(
 
 /// Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `decompress` would, each within the limits, on one threadpool thread; a Promise of their
-/// results (see [`BatchResults`]).
-#[napi(ts_return_type = "Promise<BatchResults>")]
+/// results (as for [`compress_batch`]).
+#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn decompress_batch(
   env: Env,
@@ -273,13 +241,14 @@ pub fn decompress_batch(
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
   prefix: Option<&[u8]>,
+  share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix).and_then(|call| {
     // A guess (sizes are read from the frames only as they are decoded): typical compression
-    // ratios are below 4, and no small result is as large as SMALL_BELOW.
-    let expected = inputs.len().saturating_mul(4).min(lengths.len().saturating_mul(SMALL_BELOW));
-    node::queue(&env, Batch::new(inputs, lengths, prefix, call, expected)?, cancellation)
+    // ratios are below 4.
+    let expected = inputs.len().saturating_mul(4);
+    node::queue(&env, Batch::new(inputs, lengths, prefix, call, (expected, share))?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))
 }

@@ -5,7 +5,7 @@ use napi_derive::napi;
 use zstd::zstd_safe;
 use zstd_pool_core::compress::{self, DEFAULT_LEVEL};
 use zstd_pool_core::pool::MAX_IDLE_LIMIT;
-use zstd_pool_core::{batch, decompress, mt, schedule};
+use zstd_pool_core::{decompress, mt, schedule};
 
 use crate::exports::oneshot::SHARED_BELOW;
 use crate::exports::pool::MAX_IDLE_MULTITHREADED;
@@ -26,9 +26,6 @@ pub struct Capabilities {
   pub results_in_place: bool,
   /// Results smaller than this go into the slab; `main.js` keeps at least this much room.
   pub shared_below: u32,
-  /// The size of the slabs small results share, and of the pages a batch packs its small results
-  /// into, one slab each (see the core's `batch.rs`).
-  pub slab_bytes: u32,
   /// Whether inputs and small results go through staging areas (see `staging.rs`): under WASI.
   pub staged: bool,
   /// Whether small async calls share long-lived threadpool work items (see `lanes.rs`): not
@@ -77,7 +74,6 @@ pub fn capabilities() -> Capabilities {
     staged: cfg!(target_family = "wasm"),
     lanes: lanes::ENABLED,
     shared_below: SHARED_BELOW as u32,
-    slab_bytes: batch::PAGE_BYTES as u32,
     max_idle_contexts_limit: MAX_IDLE_LIMIT as u32,
     max_idle_multithreaded_contexts_limit: MAX_IDLE_MULTITHREADED,
     compress_parameters: compress::param::ALL

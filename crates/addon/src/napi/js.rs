@@ -3,6 +3,7 @@
 //! values the exports return. The rules are those of the folder (see `mod.rs`).
 
 use std::ffi::CStr;
+use std::io::Write;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
@@ -101,6 +102,51 @@ fn define_own(env: &Env, object: sys::napi_value, properties: &[(&CStr, sys::nap
   // SAFETY: on the JavaScript thread of `env`; `object` and the values were made on it; the
   // names outlive the call (they are borrowed for it), which runs no JavaScript.
   unsafe { sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr()) }
+}
+
+/// An array of `elements`, defined as own properties (so that no setter on `Array.prototype`
+/// runs).
+pub fn array(env: &Env, elements: &[Js]) -> Result<Js, Failure> {
+  own_elements(env, elements, &[])
+}
+
+/// An array of `elements` whose own `then` is no function (0): a Promise it resolves reads no
+/// getter (one on `Array.prototype` or `Object.prototype`) as it settles.
+pub fn settled_array(env: &Env, elements: &[Js]) -> Result<Js, Failure> {
+  let zero = Js::number(env, 0)?;
+  own_elements(env, elements, &[(c"then", zero.0)])
+}
+
+/// An array of `elements`, and `named` properties, all defined as own properties.
+fn own_elements(env: &Env, elements: &[Js], named: &[(&CStr, sys::napi_value)]) -> Result<Js, Failure> {
+  let len = u32::try_from(elements.len()).map_err(|_| Failure::OutOfMemory { bytes: elements.len() })?;
+  let array = env.create_array(len).map_err(|_| Failure::Napi("napi_create_array_with_length"))?.raw();
+  // The indices' names end to end, each ended by a NUL: one allocation, not one per element.
+  let mut names = Vec::new();
+  let mut ends = Vec::new();
+  let bytes = elements.len().saturating_mul(8);
+  names.try_reserve(bytes).map_err(|_| Failure::OutOfMemory { bytes })?;
+  ends.try_reserve_exact(elements.len()).map_err(|_| Failure::OutOfMemory { bytes })?;
+  for index in 0..elements.len() {
+    // Writing into a Vec cannot fail.
+    let _ = write!(names, "{index}\0");
+    ends.push(names.len());
+  }
+  let mut start = 0;
+  let mut properties: Vec<_> = ends
+    .iter()
+    .zip(elements)
+    .map(|(&end, value)| {
+      let name = CStr::from_bytes_with_nul(&names[start..end]).unwrap_or_default();
+      start = end;
+      (name, value.0)
+    })
+    .collect();
+  properties.extend_from_slice(named);
+  if define_own(env, array, &properties) != sys::Status::napi_ok {
+    return Err(Failure::Napi("napi_define_properties"));
+  }
+  Ok(Js(array))
 }
 
 /// A JavaScript string holding a copy of `text`; null if it could not be made.

@@ -31,7 +31,10 @@ pub mod lanes;
 mod staging;
 mod work;
 
-pub use js::{error_value, filled_buffer, result_bytes, throw, Js, Target, JS_ALLOCATES_FROM, RESULTS_IN_PLACE};
+pub use js::{
+  array, buffer_copy, error_value, filled_buffer, result_bytes, settled_array, throw, Js, Target, JS_ALLOCATES_FROM,
+  RESULTS_IN_PLACE,
+};
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};
 pub use work::{queue, Cancellation, Job};
