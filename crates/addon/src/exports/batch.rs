@@ -106,17 +106,10 @@ struct Batch<C> {
 }
 
 impl<C: ItemCall> Batch<C> {
-  /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each) and `prefix`, and
-  /// makes room for their results, about `expected` bytes of them small.
-  fn new(
-    inputs: &[u8],
-    lengths: &[u32],
-    prefix: Option<&[u8]>,
-    call: C,
-    (expected, share): (usize, bool),
-  ) -> std::result::Result<Self, Failure> {
+  /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each) and `prefix`.
+  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<&[u8]>, call: C, share: bool) -> std::result::Result<Self, Failure> {
     let prefix = prefix.map(owned).transpose()?;
-    let results = Results::new(lengths.len(), SMALL_BELOW, expected)?;
+    let results = Results::new(lengths.len(), SMALL_BELOW)?;
     Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results, share })
   }
 }
@@ -218,9 +211,7 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.map_or(0, <[u8]>::len);
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    // A frame takes at most its bound: room reserved and never written costs no memory.
-    let expected = lengths.iter().map(|&len| zstd_safe::compress_bound(len as usize)).sum();
-    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, (expected, share))?, cancellation, micros)
+    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -244,11 +235,7 @@ pub fn decompress_batch(
   share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let queued = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix).and_then(|call| {
-    // A guess (sizes are read from the frames only as they are decoded): typical compression
-    // ratios are below 4.
-    let expected = inputs.len().saturating_mul(4);
-    node::queue(&env, Batch::new(inputs, lengths, prefix, call, (expected, share))?, cancellation)
-  });
+  let queued = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)
+    .and_then(|call| node::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation));
   queued.map_err(|failure| node::throw(&env, failure))
 }
