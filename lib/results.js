@@ -136,6 +136,7 @@ const SLABS_FROM = 8
 function slabsFor(count) {
   return shareSlabs && capabilities.resultsInPlace && count >= SLABS_FROM
 }
+
 /** What a batch's layout holds in place of a page for a result in none (crates/core/src/batch.rs). */
 const NOT_IN_A_PAGE = 0xffffffff
 /** The numbers of the layout for each result: its page, its offset there, its length. */
@@ -165,8 +166,7 @@ function batchResults(batch, shared) {
     typedArrayGetters.byteOffset.call(bytes),
     lengthOf(bytes) / Uint32Array.BYTES_PER_ELEMENT,
   )
-  // The pages come in order, as the results that fill them: the last result in a page is in the
-  // last page.
+  // The pages fill in order: the last result that is in a page is in the last page.
   let pages = 0
   for (let at = layout.length - LAYOUT_FIELDS; at >= 0 && pages === 0; at -= LAYOUT_FIELDS) {
     if (layout[at] !== NOT_IN_A_PAGE) pages = layout[at] + 1
