@@ -166,10 +166,10 @@ export declare function compress(input: Uint8Array, level: number, checksum: boo
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
- * the inputs large enough); a Promise of their results (see `resolve`). One copy of `prefix`
- * (none, for a `Prefix`) serves every input.
+ * the inputs large enough); a Promise of their results (see [`Settled`]'s `into_js`). One copy
+ * of `prefix` (none, for a `Prefix`) serves every input. `share`: whether small results may share slabs.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, prefix?: Uint8Array | PreparedPrefix | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -223,9 +223,9 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
- * results (see `resolve`).
+ * results (as for [`compress_batch`]).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, prefix?: Uint8Array | PreparedPrefix | undefined | null, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | PreparedPrefix | undefined | null, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {

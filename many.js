@@ -14,7 +14,7 @@ const { compressOptions, decompressOptions, prefixView } = require('./lib/option
 const { allocUnsafeSlow, types } = require('#platform')
 const { isNativeError } = types
 const { bytes, lengthOf, typedArraySet } = require('./lib/primordials.js')
-const { materialize } = require('./lib/results.js')
+const { batchResults, resultOf, slabsFor } = require('./lib/results.js')
 const { GROUP_BYTES, LANES } = require('./lib/schedule.js')
 
 const { apply } = Reflect
@@ -85,18 +85,9 @@ function allOrFirstError(results) {
   throw error
 }
 
-/** An item's result: its Buffer (moved out of native memory if large), or its error. */
-function resultOf(value) {
-  if (isNativeError(value)) return value
-  try {
-    return materialize(value)
-  } catch (error) {
-    return error
-  }
-}
-
-/** Runs `run(joined, lengths, cancellation)` per group and gathers every item's result in
- * order: a Buffer per item, or the batch error. */
+/** Runs `run(joined, lengths, share, cancellation)` per group (`share`: whether its small
+ * results share slabs) and gathers every item's result in order: a Buffer per item, or the batch
+ * error. */
 function runGroups(inputs, signal, run) {
   if (inputs.length === 0) return signal?.aborted ? cancellable(signal, () => []) : Promise.resolve([])
   // Every input is copied now, before anything else runs: the caller may reuse its buffers at
@@ -110,12 +101,14 @@ function runGroups(inputs, signal, run) {
   })
   const gather = (cancellations) => {
     const parts = groups.map((group, i) => {
-      const pending = run(group.joined, group.lengths, cancellations?.[i])
+      const share = slabsFor(group.lengths.length)
+      const pending = run(group.joined, group.lengths, share, cancellations?.[i])
       // Native code has its own copy now.
       group.joined = undefined
-      return pending
+      // Each group's Buffers are made as it completes, while the others run.
+      return pending.then((value) => batchResults(value, share))
     })
-    return Promise.all(parts).then((parts) => allOrFirstError(parts.flat().map(resultOf)))
+    return Promise.all(parts).then((parts) => allOrFirstError(parts.flat()))
   }
   return withSignal(signal, groups.length, gather)
 }
@@ -154,8 +147,19 @@ function compressMany(inputs, options) {
       )
     }
     // The prefix's view is taken right before each native call, as the inputs' are joined.
-    return runGroups(items, signal, (joined, lengths, cancellation) =>
-      binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, prefixView(prefix), cancellation),
+    return runGroups(items, signal, (joined, lengths, share, cancellation) =>
+      binding.compressBatch(
+        joined,
+        lengths,
+        level,
+        checksum,
+        workers,
+        dictionary,
+        tuning,
+        prefixView(prefix),
+        share,
+        cancellation,
+      ),
     )
   } catch (error) {
     return Promise.reject(error)
@@ -187,8 +191,17 @@ function decompressMany(inputs, options) {
     const settings = decompressOptions(options)
     const items = inputsOf(inputs)
     const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = settings
-    return runGroups(items, signal, (joined, lengths, cancellation) =>
-      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, prefixView(prefix), cancellation),
+    return runGroups(items, signal, (joined, lengths, share, cancellation) =>
+      binding.decompressBatch(
+        joined,
+        lengths,
+        maxOutputLength,
+        windowLogMax,
+        dictionary,
+        prefixView(prefix),
+        share,
+        cancellation,
+      ),
     )
   } catch (error) {
     return Promise.reject(error)

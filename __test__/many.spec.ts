@@ -31,6 +31,22 @@ describe('compressMany and decompressMany', () => {
     expect(decompressManySync(frames).every((content, i) => content.equals(messages[i]))).toBe(true)
   })
 
+  it('give every small result whole and as a Buffer, however the results fill the slabs they share', async () => {
+    // Incompressible messages of 0 to 5000 bytes: frames and contents of every size around 4 KiB,
+    // below which results are carved from shared slabs of 8 KiB, and across their ends.
+    const noise = Buffer.alloc(16384)
+    for (let i = 0, x = 1; i < noise.length; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0
+      noise[i] = x >>> 24
+    }
+    const inputs = Array.from({ length: 2000 }, (_, i) => noise.subarray((i * 7) % 10000, ((i * 7) % 10000) + ((i * 37) % 5001)))
+    const frames = await compressMany(inputs)
+    expect(frames.every((frame, i) => frame.equals(compressSync(inputs[i])))).toBe(true)
+    const contents = await decompressMany(frames)
+    expect(contents.every((content, i) => content.equals(inputs[i]))).toBe(true)
+    expect([...frames, ...contents].every((result) => Object.getPrototypeOf(result) === Buffer.prototype)).toBe(true)
+  })
+
   it('take every kind of input, and an empty list', async () => {
     const text = 'a message as a string'
     const inputs = [Buffer.from('buffer'), new Uint8Array([1, 2, 3]), new DataView(new ArrayBuffer(4)), new ArrayBuffer(2), text]

@@ -1,27 +1,37 @@
-//! Batches: the work of many small calls as one threadpool work item, so that the round trip to
-//! the threadpool (tens of microseconds) is paid per batch rather than per call. `main.js` joins
-//! the async calls of a burst into batches and spreads them over the threadpool's threads; it
-//! also sends `compressMany` / `decompressMany` here.
+//! Batches: `compressMany` / `decompressMany` (`many.js`) send their inputs here a group at a time,
+//! and each group runs as one threadpool work item, so that the round trip to the threadpool
+//! (tens of microseconds) is paid per group rather than per input.
 //!
 //! A batch is given its inputs end to end with their lengths, and copies them (its work runs
 //! after the call returns). Every item is a call of its own: its own pooled context, limits and
-//! failure, so one item failing costs no other item its result.
+//! failure, so one item failing costs no other item its result. The work packs the small results
+//! into pages (see the core's `batch.rs` for why); where small results may share slabs, each page
+//! comes back as the slab `lib/results.js` carves their Buffers from, and elsewhere each result
+//! as a Buffer of its own.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
+use zstd::zstd_safe;
 
-use zstd_pool_core::decompress;
+use zstd_pool_core::batch::{Results, Taken};
+use zstd_pool_core::decompress::{self, OutputPlan};
 use zstd_pool_core::error::Failure;
 use zstd_pool_core::memory::owned;
 use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::exports::oneshot::SHARED_BELOW;
 use crate::exports::prefix::{HeldPrefix, PreparedPrefix, SharedPrefix};
 use crate::napi::lanes;
-use crate::napi::{self as node, Cancellation, Js};
+use crate::napi::{self as node, Cancellation, Js, RESULTS_IN_PLACE};
+
+/// Results smaller than this go into the pages. Under WASI none do: native code cannot write a
+/// Buffer there (see `RESULTS_IN_PLACE`), and each result comes as `NativeBytes`, as a single
+/// call's does.
+const SMALL_BELOW: usize = if RESULTS_IN_PLACE { SHARED_BELOW } else { 0 };
 
 /// The inputs of a batch, end to end, and where each ends.
 struct Items {
@@ -52,96 +62,147 @@ impl Items {
   }
 }
 
-/// An item's work, unless the batch was cancelled while it ran: then the items left fail as
-/// aborted (their call has already rejected).
-fn until(
-  stop: &AtomicBool,
-  work: impl FnOnce() -> std::result::Result<Vec<u8>, Failure>,
-) -> std::result::Result<Vec<u8>, Failure> {
-  if stop.load(Ordering::Acquire) {
-    return Err(Failure::Aborted);
-  }
-  work()
-}
-
-/// Each item's output, or why it has none.
-type Outputs = Vec<std::result::Result<Vec<u8>, Failure>>;
-
-/// The batch's result: an array with each item's result (a Buffer, or a `NativeBytes` for
-/// `main.js` to move into one, as a single call's) or its error.
-impl node::IntoJs for Outputs {
-  fn into_js(self, env: &Env) -> std::result::Result<Js, Failure> {
-    let mut elements = Vec::with_capacity(self.len());
-    for (index, output) in self.into_iter().enumerate() {
-      let value = match output {
-        Ok(bytes) => node::result_bytes(env, bytes)?.raw(),
-        Err(failure) => node::error_value(env, &failure).ok_or(Failure::Napi("an error"))?,
-      };
-      elements.push((index, value));
-    }
-    node::array(env, elements.len(), &elements)
-  }
-}
-
 /// What a batch does with each of its items: what a single `compress` / `decompress` call does.
 trait ItemCall: Send + 'static {
   /// The async resource name of the batch's work (see `Job::NAME`).
   const NAME: &'static str;
-  fn run(&self, input: &[u8], prefix: Option<&[u8]>) -> std::result::Result<Vec<u8>, Failure>;
+  /// Runs the call on `input` and adds its result, or its failure, to `results`.
+  fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results);
 }
 
 impl ItemCall for CompressCall {
   const NAME: &'static str = "zstd-pool:compress-batch";
 
-  fn run(&self, input: &[u8], prefix: Option<&[u8]>) -> std::result::Result<Vec<u8>, Failure> {
-    self.compress_to_vec(input, prefix)
+  fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
+    let bound = zstd_safe::compress_bound(input.len());
+    if results.fits(bound) {
+      results.push_written(bound, |output| self.compress_into(input, prefix, output).map(drop));
+    } else {
+      results.push(self.compress_to_vec(input, prefix));
+    }
   }
 }
 
 impl ItemCall for DecompressCall {
   const NAME: &'static str = "zstd-pool:decompress-batch";
 
-  fn run(&self, input: &[u8], prefix: Option<&[u8]>) -> std::result::Result<Vec<u8>, Failure> {
-    let plan = decompress::plan_output(input, self.limits, self.dictionary.as_deref())?;
-    self.decode_to_vec(input, prefix, plan)
+  fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
+    match decompress::plan_output(input, self.limits, self.dictionary.as_deref()) {
+      Ok(OutputPlan::Exact(len)) if results.fits(len) => {
+        results.push_written(len, |output| self.decode_exact(input, prefix, output, len))
+      }
+      Ok(plan) => results.push(self.decode_to_vec(input, prefix, plan)),
+      Err(failure) => results.push(Err(failure)),
+    }
   }
 }
 
-/// A batch's work: its items, the prefix they share (a copy of bytes, or a `Prefix`'s), and the
-/// call each makes.
+/// A batch's work: its items, the prefix they share (a copy of bytes, or a `Prefix`'s), the call
+/// each makes, the room for their results, and whether small results may share slabs
+/// (`lib/results.js` knows).
 struct Batch<C> {
   items: Items,
   prefix: Option<SharedPrefix>,
   call: C,
+  results: Results,
+  share: bool,
 }
 
 impl<C: ItemCall> Batch<C> {
   /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each), and `prefix` if
   /// it is bytes.
-  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<HeldPrefix>, call: C) -> std::result::Result<Self, Failure> {
+  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<HeldPrefix>, call: C, share: bool) -> std::result::Result<Self, Failure> {
     let prefix = prefix.map(HeldPrefix::shared).transpose()?;
-    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call })
+    let results = Results::new(lengths.len(), SMALL_BELOW)?;
+    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results, share })
   }
 }
 
+/// A batch's results, and whether the small ones may share slabs.
+struct Settled {
+  results: Results,
+  share: bool,
+}
+
 impl<C: ItemCall> node::Job for Batch<C> {
-  type Output = Outputs;
+  type Output = Settled;
   const NAME: &'static str = C::NAME;
 
-  fn compute(&mut self) -> std::result::Result<Outputs, Failure> {
+  fn compute(&mut self) -> std::result::Result<Settled, Failure> {
     self.compute_until(&AtomicBool::new(false))
   }
 
-  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Outputs, Failure> {
-    let (call, prefix) = (&self.call, self.prefix.as_deref());
-    Ok(self.items.each().map(|input| until(stop, || call.run(input, prefix))).collect())
+  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Settled, Failure> {
+    let mut results = std::mem::take(&mut self.results);
+    for input in self.items.each() {
+      // Cancelled while it runs: the items left fail as aborted (the call has already rejected).
+      if stop.load(Ordering::Acquire) {
+        results.push(Err(Failure::Aborted));
+      } else {
+        self.call.run(input, self.prefix.as_deref(), &mut results);
+      }
+    }
+    Ok(Settled { results, share: self.share })
+  }
+}
+
+impl node::IntoJs for Settled {
+  fn into_js(self, env: &Env) -> std::result::Result<Js, Failure> {
+    if self.share {
+      slabs(env, self.results)
+    } else {
+      each_its_own(env, self.results)
+    }
+  }
+}
+
+/// Where small results may share slabs: an array of the layout (see the core's `batch.rs`) as a
+/// Buffer, then each page as a Buffer of its own (the slab `lib/results.js` carves the page's
+/// results from, once it has made it untransferable), then the results in no page, in order, as
+/// [`each_its_own`] gives them. One array: each made costs a few microseconds, paid per group.
+fn slabs(env: &Env, mut results: Results) -> std::result::Result<Js, Failure> {
+  let mut values = Vec::new();
+  values.try_reserve_exact(1 + results.page_count()).map_err(|_| Failure::OutOfMemory { bytes: results.page_count() * 8 })?;
+  values.push(node::buffer_copy(env, results.layout())?);
+  for index in 0..results.page_count() {
+    values.push(node::buffer_copy(env, results.page(index).unwrap_or_default())?);
+  }
+  for index in 0..results.count() {
+    if let Some(Taken::Own(result)) = results.take(index) {
+      values.push(its_own(env, result)?);
+    }
+  }
+  node::settled_array(env, &values)
+}
+
+/// Every result with memory of its own, in order: a Buffer (or a `NativeBytes` for `main.js` to
+/// move into one, as a single call's) or its error.
+fn each_its_own(env: &Env, mut results: Results) -> std::result::Result<Js, Failure> {
+  let mut values = Vec::new();
+  values.try_reserve_exact(results.count()).map_err(|_| Failure::OutOfMemory { bytes: results.count() * 8 })?;
+  for index in 0..results.count() {
+    values.push(match results.take(index) {
+      Some(Taken::Paged(bytes)) => node::buffer_copy(env, bytes)?,
+      Some(Taken::Own(result)) => its_own(env, result)?,
+      // Each is taken once, here: a bug otherwise.
+      None => return Err(Failure::Panicked),
+    });
+  }
+  node::array(env, &values)
+}
+
+/// A result in no page, as a single call's: its Buffer (or `NativeBytes`), or its error.
+fn its_own(env: &Env, result: std::result::Result<Vec<u8>, Failure>) -> std::result::Result<Js, Failure> {
+  match result {
+    Ok(bytes) => node::result_bytes(env, bytes),
+    Err(failure) => node::error_value(env, &failure).map(Js::from_raw).ok_or(Failure::Napi("an error")),
   }
 }
 
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
-/// the inputs large enough); a Promise of their results (see `resolve`). One copy of `prefix`
-/// (none, for a `Prefix`) serves every input.
+/// the inputs large enough); a Promise of their results (see [`Settled`]'s `into_js`). One copy
+/// of `prefix` (none, for a `Prefix`) serves every input. `share`: whether small results may share slabs.
 #[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
@@ -154,6 +215,7 @@ pub fn compress_batch(
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
   prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).and_then(|call| {
@@ -162,7 +224,7 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call)?, cancellation, micros)
+    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -172,7 +234,7 @@ pub fn compress_batch(
 
 /// Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `decompress` would, each within the limits, on one threadpool thread; a Promise of their
-/// results (see `resolve`).
+/// results (as for [`compress_batch`]).
 #[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn decompress_batch(
@@ -183,12 +245,13 @@ pub fn decompress_batch(
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
   prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = HeldPrefix::of(prefix).and_then(|prefix| {
     let call =
       DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix.as_ref().map(HeldPrefix::bytes))?;
-    node::queue(&env, Batch::new(inputs, lengths, prefix, call)?, cancellation)
+    node::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))
 }

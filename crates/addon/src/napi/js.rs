@@ -2,7 +2,8 @@
 //! natively before any JavaScript can see them, the caller's slab), errors, and the few plain
 //! values the exports return. The rules are those of the folder (see `mod.rs`).
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
+use std::io::Write;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
@@ -103,6 +104,51 @@ fn define_own(env: &Env, object: sys::napi_value, properties: &[(&CStr, sys::nap
   unsafe { sys::napi_define_properties(env.raw(), object, descriptors.len(), descriptors.as_ptr()) }
 }
 
+/// An array of `elements`, defined as own properties (so that no setter on `Array.prototype`
+/// runs).
+pub fn array(env: &Env, elements: &[Js]) -> Result<Js, Failure> {
+  own_elements(env, elements, &[])
+}
+
+/// An array of `elements` whose own `then` is no function (0): a Promise it resolves reads no
+/// getter (one on `Array.prototype` or `Object.prototype`) as it settles.
+pub fn settled_array(env: &Env, elements: &[Js]) -> Result<Js, Failure> {
+  let zero = Js::number(env, 0)?;
+  own_elements(env, elements, &[(c"then", zero.0)])
+}
+
+/// An array of `elements`, and `named` properties, all defined as own properties.
+fn own_elements(env: &Env, elements: &[Js], named: &[(&CStr, sys::napi_value)]) -> Result<Js, Failure> {
+  let len = u32::try_from(elements.len()).map_err(|_| Failure::OutOfMemory { bytes: elements.len() })?;
+  let array = env.create_array(len).map_err(|_| Failure::Napi("napi_create_array_with_length"))?.raw();
+  // The indices' names end to end, each ended by a NUL: one allocation, not one per element.
+  let mut names = Vec::new();
+  let mut ends = Vec::new();
+  let bytes = elements.len().saturating_mul(8);
+  names.try_reserve(bytes).map_err(|_| Failure::OutOfMemory { bytes })?;
+  ends.try_reserve_exact(elements.len()).map_err(|_| Failure::OutOfMemory { bytes })?;
+  for index in 0..elements.len() {
+    // Writing into a Vec cannot fail.
+    let _ = write!(names, "{index}\0");
+    ends.push(names.len());
+  }
+  let mut start = 0;
+  let mut properties: Vec<_> = ends
+    .iter()
+    .zip(elements)
+    .map(|(&end, value)| {
+      let name = CStr::from_bytes_with_nul(&names[start..end]).unwrap_or_default();
+      start = end;
+      (name, value.0)
+    })
+    .collect();
+  properties.extend_from_slice(named);
+  if define_own(env, array, &properties) != sys::Status::napi_ok {
+    return Err(Failure::Napi("napi_define_properties"));
+  }
+  Ok(Js(array))
+}
+
 /// A JavaScript string holding a copy of `text`; null if it could not be made.
 pub(crate) fn string(env: &Env, text: &str) -> sys::napi_value {
   env.create_string(text).map_or(ptr::null_mut(), |string| string.raw())
@@ -125,23 +171,6 @@ pub(crate) fn exception_pending(env: &Env) -> bool {
   // SAFETY: on the JavaScript thread of `env`; reads a flag.
   unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
   pending
-}
-
-/// An array of `len` with `elements` at their indices, defined as own properties (so that no
-/// setter on `Array.prototype` runs).
-pub fn array(env: &Env, len: usize, elements: &[(usize, sys::napi_value)]) -> Result<Js, Failure> {
-  let mut array = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; runs no JavaScript.
-  let status = unsafe { sys::napi_create_array_with_length(env.raw(), len, &mut array) };
-  if status != sys::Status::napi_ok {
-    return Err(Failure::Napi("napi_create_array_with_length"));
-  }
-  let names: Vec<CString> = elements.iter().map(|(index, _)| CString::new(index.to_string()).unwrap_or_default()).collect();
-  let properties: Vec<_> = elements.iter().zip(&names).map(|(&(_, value), name)| (name.as_c_str(), value)).collect();
-  if define_own(env, array, &properties) != sys::Status::napi_ok {
-    return Err(Failure::Napi("napi_define_properties"));
-  }
-  Ok(Js(array))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -31,7 +31,10 @@ pub mod lanes;
 mod staging;
 mod work;
 
-pub use js::{array, error_value, filled_buffer, result_bytes, throw, Js, Slot, Target, JS_ALLOCATES_FROM, RESULTS_IN_PLACE};
+pub use js::{
+  array, buffer_copy, error_value, filled_buffer, result_bytes, settled_array, throw, Js, Slot, Target, JS_ALLOCATES_FROM,
+  RESULTS_IN_PLACE,
+};
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};
 pub use work::{queue, Cancellation, IntoJs, Job};
