@@ -237,32 +237,13 @@ export declare const enum Flush {
   Frame = 2,
 }
 
-/** One frame of [`FrameInfo`], as `main.d.ts` documents it. Numbers above 2^53 are rounded. */
-export interface FrameDetails {
-  skippable: boolean
-  /** A skippable frame's magic variant, 0 to 15; null for a zstd frame. */
-  variant: number | null
-  contentSize: number | null
-  windowSize: number
-  dictionaryId: number
-  checksum: boolean
-  compressedSize: number
-}
-
 /**
- * The frames of `input`, with the details of the first `max_frames`. It runs here, on the
- * calling thread: it reads headers only.
+ * The frames of `input`, with the details of the first `max_frames`, as numbers (see
+ * [`numbers`]): written into `scratch` if they fit, and the result is their length in bytes; else
+ * a Buffer of them (a Buffer made per call costs about as much as the walk of one frame). Numbers
+ * above 2^53 are rounded. It runs here, on the calling thread: it reads headers only.
  */
-export declare function frameInfo(input: Uint8Array, maxFrames: number): FrameInfo
-
-/** What `frameInfo` returns, as `main.d.ts` documents it. */
-export interface FrameInfo {
-  frames: Array<FrameDetails>
-  frameCount: number
-  contentSize: number | null
-  windowSize: number
-  compressedSize: number
-}
+export declare function frameInfo(input: Uint8Array, maxFrames: number, scratch?: Buffer | undefined): number | Buffer
 
 /** libzstd's bounds for one compression parameter (`ZSTD_cParam_getBounds`). */
 export interface ParameterBounds {

@@ -56,20 +56,24 @@ function groupEnds(sizes) {
   return ends
 }
 
-/** A copy of `inputs[start..end]` end to end, and their lengths. */
-function join(inputs, sizes, start, end) {
+/** A copy of `inputs[start..end]` end to end, and their lengths. The lengths are read again
+ * here, where no code of the caller's can run before the copy: code that ran since the groups were
+ * cut (a global it patched) may have shrunk a view, and what the copy left unwritten would be
+ * stale memory compressed into the frame. */
+function join(inputs, start, end) {
   const lengths = new Uint32Array(end - start)
   let total = 0
   for (let i = start; i < end; i++) {
-    lengths[i - start] = sizes[i]
-    total += sizes[i]
+    const length = lengthOf(inputs[i])
+    lengths[i - start] = length
+    total += length
   }
   const joined = allocUnsafeSlow(total)
   let at = 0
   for (let i = start; i < end; i++) {
     // A detached view reads as empty, as it does in a single call.
-    if (sizes[i] > 0) apply(typedArraySet, joined, [inputs[i], at])
-    at += sizes[i]
+    if (lengths[i - start] > 0) apply(typedArraySet, joined, [inputs[i], at])
+    at += lengths[i - start]
   }
   return { joined, lengths }
 }
@@ -85,24 +89,25 @@ function allOrFirstError(results) {
   throw error
 }
 
-/** Runs `run(joined, lengths, share, cancellation)` per group (`share`: whether its small
- * results share slabs) and gathers every item's result in order: a Buffer per item, or the batch
- * error. */
-function runGroups(inputs, signal, run) {
+/** Runs `run(joined, lengths, reference, share, cancellation)` per group (`reference`: the
+ * prefix's bytes or its native form, if any; `share`: whether its small results share slabs) and
+ * gathers every item's result in order: a Buffer per item, or the batch error. */
+function runGroups(inputs, signal, prefix, run) {
   if (inputs.length === 0) return signal?.aborted ? cancellable(signal, () => []) : Promise.resolve([])
   // Every input is copied now, before anything else runs: the caller may reuse its buffers at
   // once, and no code that runs later (a signal's listener) can change what is compressed.
   const sizes = inputs.map(lengthOf)
   let start = 0
   const groups = groupEnds(sizes).map((end) => {
-    const group = join(inputs, sizes, start, end)
+    const group = join(inputs, start, end)
     start = end
     return group
   })
   const gather = (cancellations) => {
     const parts = groups.map((group, i) => {
       const share = slabsFor(group.lengths.length)
-      const pending = run(group.joined, group.lengths, share, cancellations?.[i])
+      // The prefix's view is taken right before each native call, as the inputs' were joined.
+      const pending = run(group.joined, group.lengths, prefixView(prefix), share, cancellations?.[i])
       // Native code has its own copy now.
       group.joined = undefined
       // Each group's Buffers are made as it completes, while the others run.
@@ -146,20 +151,8 @@ function compressMany(inputs, options) {
         binding.compress(input, level, checksum, workers, dictionary, tuning, undefined, 0, undefined, 0, cancellation),
       )
     }
-    // The prefix's view is taken right before each native call, as the inputs' are joined.
-    return runGroups(items, signal, (joined, lengths, share, cancellation) =>
-      binding.compressBatch(
-        joined,
-        lengths,
-        level,
-        checksum,
-        workers,
-        dictionary,
-        tuning,
-        prefixView(prefix),
-        share,
-        cancellation,
-      ),
+    return runGroups(items, signal, prefix, (joined, lengths, reference, share, cancellation) =>
+      binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, reference, share, cancellation),
     )
   } catch (error) {
     return Promise.reject(error)
@@ -191,17 +184,8 @@ function decompressMany(inputs, options) {
     const settings = decompressOptions(options)
     const items = inputsOf(inputs)
     const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = settings
-    return runGroups(items, signal, (joined, lengths, share, cancellation) =>
-      binding.decompressBatch(
-        joined,
-        lengths,
-        maxOutputLength,
-        windowLogMax,
-        dictionary,
-        prefixView(prefix),
-        share,
-        cancellation,
-      ),
+    return runGroups(items, signal, prefix, (joined, lengths, reference, share, cancellation) =>
+      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, reference, share, cancellation),
     )
   } catch (error) {
     return Promise.reject(error)

@@ -347,7 +347,7 @@ describe('frameInfo on hostile input', () => {
     expect(() => decompressSync(huge)).toThrow()
   })
 
-  it('is read whole before JavaScript can run: setters on the prototypes that call back in and detach the input', () => {
+  it('runs no setter on the prototypes as it makes its result, not even ones that call back in and detach the input', () => {
     const frame = compressSync(text)
     const other = Buffer.concat([compressSync('x'), skippableFrame(Buffer.from('y'))])
     const input = new Uint8Array(frame)
@@ -381,13 +381,11 @@ describe('frameInfo on hostile input', () => {
       for (const key of keys) delete (Object.prototype as any)[key]
       delete (Array.prototype as any)[0]
     }
-    // Properties are defined, never set: what the headers say is all there.
+    // Properties and elements are defined, never set: what the headers say is all there, and
+    // no setter ran (napi-rs's objects, before, set their array's elements).
     expect([info.frameCount, info.contentSize, info.compressedSize]).toEqual([1, text.length, frame.length])
-    // An element is set, so the setter ran and took it; the calls it made were whole.
-    expect(input.byteLength).toBe(0)
-    expect(nested.size).toBeGreaterThan(0)
-    for (const result of nested) expect([result.frameCount, result.contentSize]).toEqual([2, 1])
-    expect(frameInfo(frame).frames[0].contentSize).toBe(text.length)
+    expect(info.frames[0]).toEqual(frameInfo(frame).frames[0])
+    expect([input.byteLength, nested.size]).toEqual([frame.length, 0])
   })
 
   it('counts a megabyte of empty frames quickly, keeping 1000 details', () => {

@@ -89,6 +89,13 @@ describe.each(nodes)('in a child process on Node $version', ({ path, major }) =>
     expect({ correct, victimsUntouched }).toEqual({ correct: true, victimsUntouched: true })
   })
 
+  it("frameInfo's own Buffer found with node:inspector and detached: frameInfo stays right", () => {
+    const { detached, same, contentSize } = hostile(path, 'inspector-detaches-frame-scratch')
+    expect({ same, contentSize }).toEqual({ same: true, contentSize: 11 })
+    // Under WASI the Buffer is never written; natively it is found and detached.
+    if (!wasi) expect(detached).toBeGreaterThan(0)
+  })
+
   it.runIf(major <= 22 && !wasi)(
     '64 small frames declaring 64 MiB each, at once, under a memory limit, fail with coded errors',
     () => {

@@ -185,6 +185,31 @@ describe('compressMany and decompressMany', () => {
     expect(contents.map(String)).toEqual(['A'.repeat(10), 'B'.repeat(10), 'after'])
   })
 
+  it('compress what a view holds when its inputs are copied, even if a patched global shrank it after it was measured', async () => {
+    // Code that a patched global runs while the groups are cut (after the sizes are read, before
+    // the copy) shrinks a length-tracking view: the rest of its room must not be compressed as it
+    // was, stale memory (a review found a frame of 60,000 such bytes).
+    const resizable = new ArrayBuffer(60_000, { maxByteLength: 60_000 })
+    const input = new Uint8Array(resizable).fill(7)
+    const { min } = Math
+    let armed = true
+    Math.min = (...values: number[]) => {
+      if (armed) {
+        armed = false
+        resizable.resize(10)
+      }
+      return min(...values)
+    }
+    let frames: Buffer[]
+    try {
+      frames = await compressMany([input, Buffer.from('after')])
+    } finally {
+      Math.min = min
+    }
+    expect(armed).toBe(false)
+    expect(decompressManySync(frames)).toEqual([Buffer.alloc(10, 7), Buffer.from('after')])
+  })
+
   it('read each element of the list once', async () => {
     let reads = 0
     const list = [Buffer.from('one')]

@@ -98,7 +98,7 @@ mod native {
   use zstd_pool_core::error::Failure;
   use zstd_pool_core::schedule::{lane_slice, LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR};
 
-  use crate::napi::js::{string, Js};
+  use crate::napi::js::string;
   use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
 
   /// A call's job, counted in its thread's calls in flight until it is dropped: on the
@@ -133,10 +133,6 @@ mod native {
 
     fn compute_until(&mut self, stop: &AtomicBool) -> Result<J::Output, Failure> {
       self.job.compute_until(stop)
-    }
-
-    fn resolve(self, env: &Env, output: J::Output) -> Result<Js, Failure> {
-      self.job.resolve(env, output)
     }
   }
 

@@ -31,15 +31,6 @@ pub trait Job: Send + 'static {
     let _ = stop;
     self.compute()
   }
-
-  /// Turns the output into the call's result, on the JavaScript thread: by default, as the
-  /// output's type does.
-  fn resolve(self, env: &Env, output: Self::Output) -> Result<Js, Failure>
-  where
-    Self: Sized,
-  {
-    output.into_js(env)
-  }
 }
 
 /// What a work item's output becomes in JavaScript, on the JavaScript thread.
@@ -106,8 +97,10 @@ impl<J: Job> Work<J> {
     let Work { job, result, deferred, state } = self;
     // From here, `cancel()` does nothing.
     state.phase.store(DONE, Ordering::Release);
+    // What the work owned (its inputs, and a lane's count of calls in flight) goes first.
+    drop(job);
     let settled = match result {
-      Some(Ok(output)) => job.resolve(env, output),
+      Some(Ok(output)) => output.into_js(env),
       Some(Err(failure)) => Err(failure),
       None => Err(Failure::Aborted),
     };
