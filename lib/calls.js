@@ -7,8 +7,8 @@
 const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
 const { compressOptions, decompressOptions, prefixView } = require('./options.js')
-const { bytes } = require('./primordials.js')
-const { currentSlab, result, slabOffset } = require('./results.js')
+const { bytes, lengthOf } = require('./primordials.js')
+const { compressSlab, decoded, decompressSlab, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled } = require('./schedule.js')
 const { STAGED, STAGE_OWNER, compressRoom, decompressRoom, shrinkStage, staged } = require('./staging.js')
 
@@ -19,7 +19,7 @@ function compressNow(input, { level, checksum, workers, dictionary, tuning, pref
     const length = staged(input, compressRoom(input))
     return result(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, SYNC, undefined))
   }
-  const buffer = currentSlab()
+  const buffer = compressSlab(lengthOf(input))
   return result(binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, SYNC, buffer, slabOffset()))
 }
 
@@ -36,7 +36,7 @@ function startCompress(data, options, cancellation) {
       binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, micros, cancellation),
     )
   }
-  const buffer = currentSlab()
+  const buffer = compressSlab(lengthOf(input))
   return binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, micros, buffer, slabOffset(), cancellation)
 }
 
@@ -49,8 +49,8 @@ function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefi
       binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, undefined),
     )
   }
-  const buffer = currentSlab()
-  return result(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, buffer, slabOffset()))
+  const buffer = decompressSlab()
+  return result(decoded(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, buffer, slabOffset())))
 }
 
 /** The native call of `decompress`: its result, or a Promise of it. */
@@ -66,8 +66,10 @@ function startDecompress(data, settings, cancellation) {
       binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, micros, cancellation),
     )
   }
-  const buffer = currentSlab()
-  return binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabOffset(), cancellation)
+  const buffer = decompressSlab()
+  return decoded(
+    binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabOffset(), cancellation),
+  )
 }
 
 /** The Promise of an async call on `data` with `options`: `readOptions` reads them, then

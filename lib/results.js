@@ -12,7 +12,7 @@
 const { binding, capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
 const { allocUnsafeSlow, markAsUntransferable, slabsShareable, types } = require('#platform')
-const { isNativeError } = types
+const { isNativeError, isUint8Array } = types
 const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 const { STAGED, afterStagedCall, stagedView } = require('./staging.js')
 
@@ -25,16 +25,42 @@ const shareSlabs = slabsShareable()
 let slab = null
 let slabUsed = SLAB_SIZE
 
-/** The slab to pass to a native call: one with room for any small result. Call it right
- * before the native call, with nothing in between that could run other code (which could call
- * back in and move `slabUsed`). */
-function currentSlab() {
+/** The room kept in the slab for a decompressed result, whose size is not known before the
+ * call: the length of the last small one, so that a run of like results fills each slab (as
+ * Node's pool does) instead of leaving up to SHARED_BELOW of each unused. A larger result that
+ * then finds too little room is made with memory of its own, and the next call starts a slab. */
+let decodedRoom = SHARED_BELOW
+
+/** The slab to pass to a native call, with at least `room` bytes left past `slabOffset()`. Call it
+ * right before the native call, with nothing in between that could run other code (which could
+ * call back in and move `slabUsed`). */
+function slabWithRoom(room) {
   if (!shareSlabs || !capabilities.resultsInPlace) return undefined
-  if (SLAB_SIZE - slabUsed < SHARED_BELOW) newSlab()
+  if (SLAB_SIZE - slabUsed < room) newSlab()
   return slab
 }
 
-/** Where in the slab a native call may write its result: pass it right after `currentSlab()`. */
+/** The slab for compressing `inputLength` bytes: room for the largest frame they can make
+ * (libzstd's ZSTD_COMPRESSBOUND), which native code then writes in place. */
+function compressSlab(inputLength) {
+  const bound = inputLength + (inputLength >>> 8) + (inputLength < 128 << 10 ? ((128 << 10) - inputLength) >>> 11 : 0)
+  return slabWithRoom(Math.min(bound, SHARED_BELOW))
+}
+
+/** The slab for a decompression (see `decodedRoom`). */
+function decompressSlab() {
+  return slabWithRoom(decodedRoom)
+}
+
+/** What a decompression's native call returned, as it was; notes the length of a small result
+ * made on the spot, for `decompressSlab`. */
+function decoded(value) {
+  if (typeof value === 'number') decodedRoom = value
+  else if (shareSlabs && isUint8Array(value) && lengthOf(value) < SHARED_BELOW) decodedRoom = lengthOf(value)
+  return value
+}
+
+/** Where in the slab a native call may write its result: pass it right after the slab. */
 function slabOffset() {
   return slabUsed
 }
@@ -200,4 +226,14 @@ function resultOf(value) {
   }
 }
 
-module.exports = { batchResults, currentSlab, materialize, result, resultOf, slabOffset, slabsFor }
+module.exports = {
+  batchResults,
+  compressSlab,
+  decoded,
+  decompressSlab,
+  materialize,
+  result,
+  resultOf,
+  slabOffset,
+  slabsFor,
+}

@@ -536,7 +536,7 @@ async function bench(page, base) {
   await check(
     'the timing page runs (zstd-pool vs @bokuweb/zstd-wasm 0.0.27)',
     async () => {
-      await page.goto(`${base}/bench.html?rounds=${benchRounds}`)
+      await page.goto(`${base}/index.html?rounds=${benchRounds}`)
       await page.waitForFunction(() => window.benchResults, null, { timeout: 5 * 60_000, polling: 250 })
       const results = JSON.parse(await page.evaluate(() => window.benchResults))
       assert(!results.error, results.error)

@@ -34,3 +34,14 @@ async function roundTrip() {
 input.addEventListener('input', roundTrip)
 level.addEventListener('change', roundTrip)
 await roundTrip()
+
+// The timings load when asked for: at once with `?rounds=N` (as the end-to-end test does).
+const time = document.querySelector('#time')
+async function timings() {
+  time.disabled = true
+  const { start } = await import('./bench.js')
+  await start()
+  time.disabled = false
+}
+time.addEventListener('click', timings)
+if (new URLSearchParams(location.search).has('rounds')) await timings()

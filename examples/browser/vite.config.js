@@ -9,17 +9,9 @@ const isolation = {
 }
 
 export default defineConfig({
-  // The benchmark page fetches its payloads (real text, not random bytes) from the repository's
+  // The page's timings fetch its payloads (real text, not random bytes) from the repository's
   // test corpus, served as static files; ZSTD_POOL_CORPUS points elsewhere.
   publicDir: process.env.ZSTD_POOL_CORPUS ?? fileURLToPath(new URL('../../__test__/corpus', import.meta.url)),
-  build: {
-    rolldownOptions: {
-      input: {
-        main: fileURLToPath(new URL('./index.html', import.meta.url)),
-        bench: fileURLToPath(new URL('./bench.html', import.meta.url)),
-      },
-    },
-  },
   server: { headers: isolation },
   preview: { headers: isolation },
   // Nothing else: Vite 8 bundles the WebAssembly package as it is, following its

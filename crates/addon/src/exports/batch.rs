@@ -64,7 +64,7 @@ impl Items {
 
 /// What a batch does with each of its items: what a single `compress` / `decompress` call does.
 trait ItemCall: Send + 'static {
-  /// The async resource name of the batch's work (see `Job::NAME`).
+  /// The async resource name of the batch's work (see `Job::name`).
   const NAME: &'static str;
   /// Runs the call on `input` and adds its result, or its failure, to `results`.
   fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results);
@@ -126,7 +126,10 @@ struct Settled {
 
 impl<C: ItemCall> node::Job for Batch<C> {
   type Output = Settled;
-  const NAME: &'static str = C::NAME;
+
+  fn name(&self) -> &'static str {
+    C::NAME
+  }
 
   fn compute(&mut self) -> std::result::Result<Settled, Failure> {
     self.compute_until(&AtomicBool::new(false))

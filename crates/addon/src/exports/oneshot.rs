@@ -12,9 +12,9 @@ use zstd_pool_core::memory::{owned, try_vec};
 use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
-use crate::exports::prefix::{HeldPrefix, PreparedPrefix, SharedPrefix};
+use crate::exports::prefix::{HeldPrefix, PreparedPrefix};
 use crate::napi::lanes;
-use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Job, Js, Slot, Target, JS_ALLOCATES_FROM};
+use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Js, Slot, Target, Task, JS_ALLOCATES_FROM};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
 /// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
@@ -73,8 +73,9 @@ pub fn compress(
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
       return compress_here(&call, &env, input, prefix, slot);
     }
-    let prefix = held.map(HeldPrefix::shared).transpose()?;
-    lanes::queue(&env, CompressJob { input: owned(input)?, prefix, call }, cancellation, micros)
+    let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
+    let job = Task::new("zstd-pool:compress", move || call.compress_to_vec(&input, prefix.as_deref()));
+    lanes::queue(&env, job, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -107,21 +108,6 @@ fn small_result(env: &Env, bytes: Vec<u8>, mut slot: Option<Slot>, input: &[u8])
     }
   }
   result_bytes(env, bytes)
-}
-
-struct CompressJob {
-  input: Vec<u8>,
-  prefix: Option<SharedPrefix>,
-  call: CompressCall,
-}
-
-impl Job for CompressJob {
-  type Output = Vec<u8>;
-  const NAME: &'static str = "zstd-pool:compress";
-
-  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
-    self.call.compress_to_vec(&self.input, self.prefix.as_deref())
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,12 +147,18 @@ pub fn decompress(
     // declared size is allocated here, on the JavaScript thread, which also frees it after the
     // copy: allocated on the libuv threads (glibc gives each its own arena), it cost 10-30% more
     // with 16 or 64 calls in flight.
-    let output = match plan {
+    let mut output = match plan {
       OutputPlan::Exact(len) => try_vec(len)?,
       OutputPlan::Growable(_) => Vec::new(),
     };
-    let prefix = held.map(HeldPrefix::shared).transpose()?;
-    let job = DecompressJob { input: owned(input)?, prefix, call, plan, output };
+    let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
+    let job = Task::new("zstd-pool:decompress", move || match plan {
+      OutputPlan::Exact(len) => {
+        call.decode_exact(&input, prefix.as_deref(), &mut output, len)?;
+        Ok(std::mem::take(&mut output))
+      }
+      OutputPlan::Growable(_) => call.decode_to_vec(&input, prefix.as_deref(), plan),
+    });
     lanes::queue(&env, job, cancellation, micros)
   });
   result.map_err(|failure| throw(&env, failure))
@@ -196,31 +188,6 @@ fn decompress_here(
     plan => {
       let bytes = guarded(|| call.decode_to_vec(input, prefix, plan))?;
       small_result(env, bytes, slot, input)
-    }
-  }
-}
-
-struct DecompressJob {
-  input: Vec<u8>,
-  prefix: Option<SharedPrefix>,
-  call: DecompressCall,
-  plan: OutputPlan,
-  /// Room for the output when its size is declared.
-  output: Vec<u8>,
-}
-
-impl Job for DecompressJob {
-  type Output = Vec<u8>;
-  const NAME: &'static str = "zstd-pool:decompress";
-
-  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
-    match self.plan {
-      OutputPlan::Exact(len) => {
-        let mut output = std::mem::take(&mut self.output);
-        self.call.decode_exact(&self.input, self.prefix.as_deref(), &mut output, len)?;
-        Ok(output)
-      }
-      OutputPlan::Growable(_) => self.call.decode_to_vec(&self.input, self.prefix.as_deref(), self.plan),
     }
   }
 }

@@ -7,11 +7,11 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::compress::{CompressParams, Tuning};
 use zstd_pool_core::decompress::Limits;
-use zstd_pool_core::error::{guarded, Failure};
-use zstd_pool_core::stream::{self as core, CompressState, DecompressState, Session, StepGuard};
+use zstd_pool_core::error::guarded;
+use zstd_pool_core::stream::{self as core, CompressState, DecompressState, Session};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
-use crate::napi::{queue, throw, Job, Js};
+use crate::napi::{queue, throw, Js, Task};
 
 /// What a compression step does after taking its input.
 #[napi]
@@ -32,43 +32,6 @@ impl From<Flush> for core::Flush {
       Flush::Block => core::Flush::Block,
       Flush::Frame => core::Flush::Frame,
     }
-  }
-}
-
-/// One chunk through a compression session. Stream steps always take the threadpool (no
-/// `estimated_micros`): streams are for data that does not fit one call.
-struct CompressStep {
-  step: StepGuard<CompressState>,
-  input: Vec<u8>,
-  flush: core::Flush,
-}
-
-impl Job for CompressStep {
-  type Output = Vec<u8>;
-  const NAME: &'static str = "zstd-pool:compress-stream";
-
-  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
-    let (input, flush) = (&self.input[..], self.flush);
-    self.step.run(|state| state.feed(input, flush))
-  }
-}
-
-/// One chunk (or, with an empty chunk, the rest of the previous one) through a decompression
-/// session.
-struct DecompressStep {
-  step: StepGuard<DecompressState>,
-  input: Vec<u8>,
-  /// The stream ends after this chunk: a frame still open means the input was truncated.
-  last: bool,
-}
-
-impl Job for DecompressStep {
-  type Output = Vec<u8>;
-  const NAME: &'static str = "zstd-pool:decompress-stream";
-
-  fn compute(&mut self) -> std::result::Result<Vec<u8>, Failure> {
-    let (input, last) = (std::mem::take(&mut self.input), self.last);
-    self.step.run(|state| state.feed_owned(input, last))
   }
 }
 
@@ -117,8 +80,11 @@ impl CompressSession {
       .session
       .begin_step()
       .and_then(|step| {
-        let input = self.session.take_staged();
-        queue(&env, CompressStep { step, input, flush: flush.into() }, None)
+        let (input, flush) = (self.session.take_staged(), flush.into());
+        // Stream steps always take the threadpool (no `estimated_micros`): streams are for data
+        // that does not fit one call.
+        let job = Task::new("zstd-pool:compress-stream", move || step.run(|state| state.feed(&input, flush)));
+        queue(&env, job, None)
       })
       .map_err(|failure| throw(&env, failure))
   }
@@ -162,8 +128,10 @@ impl DecompressSession {
       .session
       .begin_step()
       .and_then(|step| {
-        let input = self.session.take_staged();
-        queue(&env, DecompressStep { step, input, last }, None)
+        let mut input = self.session.take_staged();
+        let job =
+          Task::new("zstd-pool:decompress-stream", move || step.run(|state| state.feed_owned(std::mem::take(&mut input), last)));
+        queue(&env, job, None)
       })
       .map_err(|failure| throw(&env, failure))
   }

@@ -125,7 +125,10 @@ mod native {
 
   impl<J: Job> Job for Counted<J> {
     type Output = J::Output;
-    const NAME: &'static str = J::NAME;
+
+    fn name(&self) -> &'static str {
+      self.job.name()
+    }
 
     fn compute(&mut self) -> Result<J::Output, Failure> {
       self.job.compute()

@@ -20,7 +20,7 @@ use super::js::{checked, error_value, exception_pending, result_bytes, string, J
 pub trait Job: Send + 'static {
   type Output: IntoJs + Send + 'static;
   /// The async resource name that diagnostics (`async_hooks`) show for this work.
-  const NAME: &'static str;
+  fn name(&self) -> &'static str;
 
   /// The work itself; runs on a libuv thread and touches no JavaScript value.
   fn compute(&mut self) -> Result<Self::Output, Failure>;
@@ -30,6 +30,30 @@ pub trait Job: Send + 'static {
   fn compute_until(&mut self, stop: &AtomicBool) -> Result<Self::Output, Failure> {
     let _ = stop;
     self.compute()
+  }
+}
+
+/// A job given as a closure that owns what it reads, for work whose result is bytes.
+pub struct Task<F> {
+  name: &'static str,
+  run: F,
+}
+
+impl<F: FnMut() -> Result<Vec<u8>, Failure> + Send + 'static> Task<F> {
+  pub fn new(name: &'static str, run: F) -> Self {
+    Self { name, run }
+  }
+}
+
+impl<F: FnMut() -> Result<Vec<u8>, Failure> + Send + 'static> Job for Task<F> {
+  type Output = Vec<u8>;
+
+  fn name(&self) -> &'static str {
+    self.name
+  }
+
+  fn compute(&mut self) -> Result<Vec<u8>, Failure> {
+    (self.run)()
   }
 }
 
@@ -122,9 +146,10 @@ impl<J: Job> Work<J> {
 /// Queues `job` on the libuv threadpool, as a work item of its own, and returns a Promise of its
 /// result. With a `cancellation`, `cancel()` on it stops the work if it has not started yet.
 pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
+  let name = job.name();
   let (promise, work) = promised(env, job)?;
   let state = work.state.clone();
-  let queued = queue_work(env, J::NAME, *work, |handle| {
+  let queued = queue_work(env, name, *work, |handle| {
     state.handle.store(handle, Ordering::Release);
     // Attached before the work is queued, so that a libuv thread cannot start it first when the
     // signal was aborted meanwhile (by JavaScript that ran while the work item was made).
