@@ -13,60 +13,78 @@ const { inlineMicros, SYNC, settled } = require('./schedule.js')
 const { STAGED, STAGE_OWNER, compressRoom, decompressRoom, shrinkStage, staged } = require('./staging.js')
 
 /** `compressSync` of an input and options already checked. */
-function compressNow(input, { level, checksum, workers, dictionary, tuning, prefix: prefixSource }) {
-  const prefix = prefixView(prefixSource)
+function compressNow(input, settings) {
+  const prefix = prefixView(settings.prefix)
   if (STAGED) {
+    const { level, checksum, dictionary, tuning } = settings
     const length = staged(input, compressRoom(input))
     return result(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, SYNC, undefined))
   }
-  const buffer = compressSlab(lengthOf(input))
-  return result(binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, SYNC, buffer, slabOffset()))
+  return result(nativeCompress(input, settings, prefix, SYNC, undefined))
 }
 
 /** The native call of `compress`: its result, or a Promise of it. */
-function startCompress(data, options, cancellation) {
+function startCompress(data, settings, cancellation) {
   // Before the views: it calls setImmediate, which async_hooks hooks see.
   const micros = inlineMicros()
-  const { level, checksum, workers, dictionary, tuning } = options
   const input = bytes(data, 'data')
-  const prefix = prefixView(options.prefix)
+  const prefix = prefixView(settings.prefix)
   if (STAGED) {
+    const { level, checksum, dictionary, tuning } = settings
     const length = staged(input, compressRoom(input))
     return shrinkStage(
       binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, micros, cancellation),
     )
   }
+  return nativeCompress(input, settings, prefix, micros, cancellation)
+}
+
+/** The native compress call of a native build, with the slab for a small result. The plain call
+ * (no dictionary, prefix or signal: most calls) has an export of its own, which reads its
+ * arguments with less work (crates/addon/src/napi/plain.rs). */
+function nativeCompress(input, { level, checksum, workers, dictionary, tuning }, prefix, micros, cancellation) {
   const buffer = compressSlab(lengthOf(input))
+  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
+    return binding.compressPlain(input, level, checksum, workers, tuning, micros, buffer, slabOffset())
+  }
   return binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, micros, buffer, slabOffset(), cancellation)
 }
 
 /** `decompressSync` of an input and options already checked. */
-function decompressNow(input, { maxOutputLength, windowLogMax, dictionary, prefix: prefixSource }) {
-  const prefix = prefixView(prefixSource)
+function decompressNow(input, settings) {
+  const prefix = prefixView(settings.prefix)
   if (STAGED) {
+    const { maxOutputLength, windowLogMax, dictionary } = settings
     const length = staged(input, decompressRoom(input))
     return result(
       binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, undefined),
     )
   }
-  const buffer = decompressSlab()
-  return result(decoded(binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, buffer, slabOffset())))
+  return result(nativeDecompress(input, settings, prefix, SYNC, undefined))
 }
 
 /** The native call of `decompress`: its result, or a Promise of it. */
 function startDecompress(data, settings, cancellation) {
   // Before the views, as in startCompress.
   const micros = inlineMicros()
-  const { maxOutputLength, windowLogMax, dictionary } = settings
   const input = bytes(data, 'data')
   const prefix = prefixView(settings.prefix)
   if (STAGED) {
+    const { maxOutputLength, windowLogMax, dictionary } = settings
     const length = staged(input, decompressRoom(input))
     return shrinkStage(
       binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, micros, cancellation),
     )
   }
+  return nativeDecompress(input, settings, prefix, micros, cancellation)
+}
+
+/** The native decompress call of a native build, as nativeCompress. */
+function nativeDecompress(input, { maxOutputLength, windowLogMax, dictionary }, prefix, micros, cancellation) {
   const buffer = decompressSlab()
+  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
+    return decoded(binding.decompressPlain(input, maxOutputLength, windowLogMax, micros, buffer, slabOffset()))
+  }
   return decoded(
     binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabOffset(), cancellation),
   )

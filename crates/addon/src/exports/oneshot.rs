@@ -2,6 +2,8 @@
 //! calling thread when it is estimated to be short enough, else queue it on the lanes or the
 //! libuv threadpool.
 
+#[cfg(not(target_family = "wasm"))]
+use napi::bindgen_prelude::Object;
 use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -14,6 +16,8 @@ use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 use crate::exports::dictionary::{prepared, PreparedDictionary};
 use crate::exports::prefix::{HeldPrefix, PreparedPrefix};
 use crate::napi::lanes;
+#[cfg(not(target_family = "wasm"))]
+use crate::napi::plain::{self, Args, Plain};
 use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Js, Slot, Target, Task, JS_ALLOCATES_FROM};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
@@ -110,6 +114,22 @@ fn small_result(env: &Env, bytes: Vec<u8>, mut slot: Option<Slot>, input: &[u8])
   result_bytes(env, bytes)
 }
 
+/// `compress` with no dictionary, prefix or cancellation, registered by hand (see
+/// `napi/plain.rs`): `compressPlain(input, level, checksum, workers, tuning, inlineMicros, slab,
+/// slabOffset)`.
+#[cfg(not(target_family = "wasm"))]
+struct CompressPlain;
+
+#[cfg(not(target_family = "wasm"))]
+impl Plain for CompressPlain {
+  const NAME: &'static str = "compressPlain";
+
+  fn call(env: &Env, args: &Args) -> Result<Js> {
+    let (input, level, checksum, workers, tuning) = (args.get(0)?, args.get(1)?, args.get(2)?, args.get(3)?, args.get(4)?);
+    compress(*env, input, level, checksum, workers, None, tuning, None, args.get(5)?, args.get(6)?, args.get(7)?, None)
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decompression
 
@@ -190,4 +210,28 @@ fn decompress_here(
       small_result(env, bytes, slot, input)
     }
   }
+}
+
+/// `decompress` with no dictionary, prefix or cancellation, registered by hand (see
+/// `napi/plain.rs`): `decompressPlain(input, maxOutputLength, windowLogMax, inlineMicros, slab,
+/// slabOffset)`.
+#[cfg(not(target_family = "wasm"))]
+struct DecompressPlain;
+
+#[cfg(not(target_family = "wasm"))]
+impl Plain for DecompressPlain {
+  const NAME: &'static str = "decompressPlain";
+
+  fn call(env: &Env, args: &Args) -> Result<Js> {
+    let (input, max_output_length, window_log_max) = (args.get(0)?, args.get(1)?, args.get(2)?);
+    decompress(*env, input, max_output_length, window_log_max, None, None, args.get(3)?, args.get(4)?, args.get(5)?, None)
+  }
+}
+
+/// Adds the plain calls to the module's exports.
+#[cfg(not(target_family = "wasm"))]
+#[napi(module_exports)]
+pub fn register_plain_calls(mut exports: Object, env: Env) -> Result<()> {
+  plain::register::<CompressPlain>(&env, &mut exports)?;
+  plain::register::<DecompressPlain>(&env, &mut exports)
 }

@@ -9,6 +9,8 @@
 //! - **work on the libuv threadpool** (`work.rs`): its Promise, its lifecycle and its
 //!   cancellation; and the lanes that let small calls share work items (`lanes.rs`);
 //! - **staging areas** (`staging.rs`): the WebAssembly build's way in and out of its memory;
+//! - **exports registered by hand** (`plain.rs`): the plain one-shot calls, without napi-derive's
+//!   per-call borrow scope;
 //! - **errors** (`js.rs`): a [`Failure`] thrown or rejected as the JavaScript error it stands for.
 //!
 //! What the code here may assume, and what it guarantees:
@@ -27,6 +29,8 @@
 
 mod js;
 pub mod lanes;
+#[cfg(not(target_family = "wasm"))]
+pub mod plain;
 #[cfg(target_family = "wasm")]
 mod staging;
 mod work;
