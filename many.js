@@ -10,7 +10,8 @@ const { binding } = require('./lib/binding.js')
 const { compressNow, decompressNow } = require('./lib/calls.js')
 const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
-const { compressOptions, decompressOptions, prefixView } = require('./lib/options.js')
+const { compressOptions, decompressOptions, prefixBytes } = require('./lib/options.js')
+const { preparedPrefixOf } = require('./lib/prefix.js')
 const { allocUnsafeSlow, types } = require('#platform')
 const { isNativeError } = types
 const { bytes, lengthOf, typedArraySet } = require('./lib/primordials.js')
@@ -89,8 +90,9 @@ function allOrFirstError(results) {
   throw error
 }
 
-/** Runs `run(joined, lengths, reference, share, cancellation)` per group (`reference`: the
- * prefix's bytes or its native form, if any; `share`: whether its small results share slabs) and
+/** Runs `run(joined, lengths, bytes, share, cancellation)` per group (`bytes`: the view of a
+ * prefix of bytes, if any; a Prefix is passed by the caller; `share`: whether its small results
+ * share slabs) and
  * gathers every item's result in order: a Buffer per item, or the batch error. */
 function runGroups(inputs, signal, prefix, run) {
   if (inputs.length === 0) return signal?.aborted ? cancellable(signal, () => []) : Promise.resolve([])
@@ -107,7 +109,7 @@ function runGroups(inputs, signal, prefix, run) {
     const parts = groups.map((group, i) => {
       const share = slabsFor(group.lengths.length)
       // The prefix's view is taken right before each native call, as the inputs' were joined.
-      const pending = run(group.joined, group.lengths, prefixView(prefix), share, cancellations?.[i])
+      const pending = run(group.joined, group.lengths, prefixBytes(prefix), share, cancellations?.[i])
       // Native code has its own copy now.
       group.joined = undefined
       // Each group's Buffers are made as it completes, while the others run.
@@ -148,11 +150,25 @@ function compressMany(inputs, options) {
       // prefix, groups: each call would copy the prefix. The WebAssembly build, whose one-shot
       // calls take staged inputs only, refuses more than one worker.)
       return runEach(items, signal, (input, cancellation) =>
-        binding.compress(input, level, checksum, workers, dictionary, tuning, undefined, 0, undefined, 0, cancellation),
+        binding.compress(
+          input,
+          level,
+          checksum,
+          workers,
+          dictionary,
+          tuning,
+          undefined,
+          undefined,
+          0,
+          undefined,
+          0,
+          cancellation,
+        ),
       )
     }
-    return runGroups(items, signal, prefix, (joined, lengths, reference, share, cancellation) =>
-      binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, reference, share, cancellation),
+    const prepared = preparedPrefixOf(prefix)
+    return runGroups(items, signal, prefix, (joined, lengths, bytes, share, cancellation) =>
+      binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, bytes, prepared, share, cancellation),
     )
   } catch (error) {
     return Promise.reject(error)
@@ -184,8 +200,9 @@ function decompressMany(inputs, options) {
     const settings = decompressOptions(options)
     const items = inputsOf(inputs)
     const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = settings
-    return runGroups(items, signal, prefix, (joined, lengths, reference, share, cancellation) =>
-      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, reference, share, cancellation),
+    const prepared = preparedPrefixOf(prefix)
+    return runGroups(items, signal, prefix, (joined, lengths, bytes, share, cancellation) =>
+      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, bytes, prepared, share, cancellation),
     )
   } catch (error) {
     return Promise.reject(error)

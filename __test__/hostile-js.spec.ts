@@ -40,6 +40,10 @@ describe.each(nodes)('in a child process on Node $version', ({ path, major }) =>
     ])
   })
 
+  it("a Symbol.hasInstance on the binding's classes never runs inside a call (it could shrink the input)", () => {
+    expect(hostile(path, 'shrink:class-has-instance')).toEqual({ ran: 0, outcomes: Array(7).fill('fulfilled') })
+  })
+
   it('trainDictionary reads every sample before any native code sees one', () => {
     expect(hostile(path, 'shrink:train-getters')).toEqual(expect.objectContaining({ status: 'fulfilled', length: 4096 }))
   })

@@ -6,7 +6,8 @@
 
 const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
-const { compressOptions, decompressOptions, prefixView } = require('./options.js')
+const { compressOptions, decompressOptions, prefixBytes } = require('./options.js')
+const { preparedPrefixOf } = require('./prefix.js')
 const { bytes, lengthOf } = require('./primordials.js')
 const { compressSlab, decoded, decompressSlab, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled } = require('./schedule.js')
@@ -14,11 +15,14 @@ const { STAGED, STAGE_OWNER, compressRoom, decompressRoom, shrinkStage, staged }
 
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, settings) {
-  const prefix = prefixView(settings.prefix)
+  const prefix = prefixBytes(settings.prefix)
   if (STAGED) {
     const { level, checksum, dictionary, tuning } = settings
+    const prepared = preparedPrefixOf(settings.prefix)
     const length = staged(input, compressRoom(input))
-    return result(binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, SYNC, undefined))
+    return result(
+      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, prepared, SYNC, undefined),
+    )
   }
   return result(nativeCompress(input, settings, prefix, SYNC, undefined))
 }
@@ -28,12 +32,13 @@ function startCompress(data, settings, cancellation) {
   // Before the views: it calls setImmediate, which async_hooks hooks see.
   const micros = inlineMicros()
   const input = bytes(data, 'data')
-  const prefix = prefixView(settings.prefix)
+  const prefix = prefixBytes(settings.prefix)
   if (STAGED) {
     const { level, checksum, dictionary, tuning } = settings
+    const prepared = preparedPrefixOf(settings.prefix)
     const length = staged(input, compressRoom(input))
     return shrinkStage(
-      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, micros, cancellation),
+      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, prepared, micros, cancellation),
     )
   }
   return nativeCompress(input, settings, prefix, micros, cancellation)
@@ -42,22 +47,39 @@ function startCompress(data, settings, cancellation) {
 /** The native compress call of a native build, with the slab for a small result. The plain call
  * (no dictionary, prefix or signal: most calls) has an export of its own, which reads its
  * arguments with less work (crates/addon/src/napi/plain.rs). */
-function nativeCompress(input, { level, checksum, workers, dictionary, tuning }, prefix, micros, cancellation) {
+function nativeCompress(input, settings, prefix, micros, cancellation) {
+  const { level, checksum, workers, dictionary, tuning } = settings
   const buffer = compressSlab(lengthOf(input))
-  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
+  if (dictionary === undefined && settings.prefix === undefined && cancellation === undefined) {
     return binding.compressPlain(input, level, checksum, workers, tuning, micros, buffer, slabOffset())
   }
-  return binding.compress(input, level, checksum, workers, dictionary, tuning, prefix, micros, buffer, slabOffset(), cancellation)
+  const prepared = preparedPrefixOf(settings.prefix)
+  const offset = slabOffset()
+  return binding.compress(
+    input,
+    level,
+    checksum,
+    workers,
+    dictionary,
+    tuning,
+    prefix,
+    prepared,
+    micros,
+    buffer,
+    offset,
+    cancellation,
+  )
 }
 
 /** `decompressSync` of an input and options already checked. */
 function decompressNow(input, settings) {
-  const prefix = prefixView(settings.prefix)
+  const prefix = prefixBytes(settings.prefix)
   if (STAGED) {
     const { maxOutputLength, windowLogMax, dictionary } = settings
+    const prepared = preparedPrefixOf(settings.prefix)
     const length = staged(input, decompressRoom(input))
     return result(
-      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, SYNC, undefined),
+      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, prepared, SYNC, undefined),
     )
   }
   return result(nativeDecompress(input, settings, prefix, SYNC, undefined))
@@ -68,25 +90,39 @@ function startDecompress(data, settings, cancellation) {
   // Before the views, as in startCompress.
   const micros = inlineMicros()
   const input = bytes(data, 'data')
-  const prefix = prefixView(settings.prefix)
+  const prefix = prefixBytes(settings.prefix)
   if (STAGED) {
     const { maxOutputLength, windowLogMax, dictionary } = settings
+    const prepared = preparedPrefixOf(settings.prefix)
     const length = staged(input, decompressRoom(input))
     return shrinkStage(
-      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, micros, cancellation),
+      binding.decompressStaged(
+        STAGE_OWNER,
+        length,
+        maxOutputLength,
+        windowLogMax,
+        dictionary,
+        prefix,
+        prepared,
+        micros,
+        cancellation,
+      ),
     )
   }
   return nativeDecompress(input, settings, prefix, micros, cancellation)
 }
 
 /** The native decompress call of a native build, as nativeCompress. */
-function nativeDecompress(input, { maxOutputLength, windowLogMax, dictionary }, prefix, micros, cancellation) {
+function nativeDecompress(input, settings, prefix, micros, cancellation) {
+  const { maxOutputLength, windowLogMax, dictionary } = settings
   const buffer = decompressSlab()
-  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
+  if (dictionary === undefined && settings.prefix === undefined && cancellation === undefined) {
     return decoded(binding.decompressPlain(input, maxOutputLength, windowLogMax, micros, buffer, slabOffset()))
   }
+  const prepared = preparedPrefixOf(settings.prefix)
+  const offset = slabOffset()
   return decoded(
-    binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, micros, buffer, slabOffset(), cancellation),
+    binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, prepared, micros, buffer, offset, cancellation),
   )
 }
 

@@ -23,17 +23,19 @@ function dictionary(value) {
 const PREFIX_TYPES = INPUT_TYPES.replace('an instance of ', 'an instance of Prefix, ')
 
 /** The prefix option as given (a Prefix, or bytes), its type checked: its view is taken by
- * `prefixView` right before the native call, after anything that can run the caller's code. */
+ * `prefixBytes` right before the native call, after anything that can run the caller's code. */
 function prefix(value) {
   if (value === undefined || preparedPrefixOf(value) !== undefined) return value
   if (typeof value !== 'string' && !isBinary(value)) throw invalidType('options.prefix', PREFIX_TYPES, value)
   return value
 }
 
-/** What native code takes as the prefix: a Prefix's native copy, or a view of the bytes. */
-function prefixView(value) {
-  if (value === undefined) return undefined
-  return preparedPrefixOf(value) ?? bytes(value, 'options.prefix')
+/** What native code takes as a prefix of bytes: their view (a Prefix, or no prefix, is none). Native
+ * code takes a Prefix's native copy (`preparedPrefixOf`) as an argument of its own: told apart in
+ * one argument, it would be by `instanceof`, which can run the caller's code. */
+function prefixBytes(value) {
+  if (value === undefined || preparedPrefixOf(value) !== undefined) return undefined
+  return bytes(value, 'options.prefix')
 }
 
 /** The settings of a call given a level alone. A literal, not a spread of DEFAULTS (frozen): about
@@ -131,4 +133,4 @@ function decompressOptions(options) {
   return settings
 }
 
-module.exports = { ZSTD_d_windowLogMax, compressOptions, decompressOptions, prefixView }
+module.exports = { ZSTD_d_windowLogMax, compressOptions, decompressOptions, prefixBytes }

@@ -9,14 +9,12 @@
 // package loads: code that replaces them before that can defeat it, as it can defeat Node's own
 // Buffer pool.
 
-const { binding, capabilities } = require('./binding.js')
+const { capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
 const { allocUnsafeSlow, markAsUntransferable, slabsShareable, types } = require('#platform')
 const { isNativeError, isUint8Array } = types
 const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 const { STAGED, afterStagedCall, stagedView } = require('./staging.js')
-
-const { NativeBytes } = binding
 
 const SLAB_SIZE = 8192
 /** Results below this share a slab (under WASI, where native code writes no slab, the copies). */
@@ -130,7 +128,9 @@ function copied(view, shared) {
  * JavaScript throws a RangeError, reported as the call's error.
  */
 function materialize(value) {
-  if (!(value instanceof NativeBytes)) return value
+  // A Buffer, or else NativeBytes: told apart without `instanceof`, which would run a
+  // `Symbol.hasInstance` someone defined on the binding's class.
+  if (isUint8Array(value)) return value
   if (STAGED) {
     try {
       return copied(value.view(), false)

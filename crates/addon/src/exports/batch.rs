@@ -11,7 +11,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe;
@@ -217,12 +216,13 @@ pub fn compress_batch(
   workers: u32,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
-  prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  prefix: Option<&[u8]>,
+  prepared_prefix: Option<&PreparedPrefix>,
   share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).and_then(|call| {
-    let prefix = HeldPrefix::of(prefix)?;
+    let prefix = HeldPrefix::of(prefix, prepared_prefix)?;
     // Small batches share the lanes with single calls in flight (see `lanes.rs`): a group's
     // results are settled while the next group runs.
     let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
@@ -247,11 +247,12 @@ pub fn decompress_batch(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
-  prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  prefix: Option<&[u8]>,
+  prepared_prefix: Option<&PreparedPrefix>,
   share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let queued = HeldPrefix::of(prefix).and_then(|prefix| {
+  let queued = HeldPrefix::of(prefix, prepared_prefix).and_then(|prefix| {
     let call =
       DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix.as_ref().map(HeldPrefix::bytes))?;
     node::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation)

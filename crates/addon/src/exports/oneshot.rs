@@ -4,7 +4,6 @@
 
 #[cfg(not(target_family = "wasm"))]
 use napi::bindgen_prelude::Object;
-use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe;
@@ -62,7 +61,8 @@ pub fn compress(
   workers: u32,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
-  prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  prefix: Option<&[u8]>,
+  prepared_prefix: Option<&PreparedPrefix>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
@@ -71,7 +71,7 @@ pub fn compress(
   let slot = slab.map(|slab| Slot::new(slab, slab_offset));
   let call = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary));
   let result = call.and_then(|call| {
-    let held = HeldPrefix::of(prefix)?;
+    let held = HeldPrefix::of(prefix, prepared_prefix)?;
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
@@ -126,7 +126,7 @@ impl Plain for CompressPlain {
 
   fn call(env: &Env, args: &Args) -> Result<Js> {
     let (input, level, checksum, workers, tuning) = (args.get(0)?, args.get(1)?, args.get(2)?, args.get(3)?, args.get(4)?);
-    compress(*env, input, level, checksum, workers, None, tuning, None, args.get(5)?, args.get(6)?, args.get(7)?, None)
+    compress(*env, input, level, checksum, workers, None, tuning, None, None, args.get(5)?, args.get(6)?, args.get(7)?, None)
   }
 }
 
@@ -144,14 +144,15 @@ pub fn decompress(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
-  prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  prefix: Option<&[u8]>,
+  prepared_prefix: Option<&PreparedPrefix>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let slot = slab.map(|slab| Slot::new(slab, slab_offset));
-  let result = HeldPrefix::of(prefix).and_then(|held| {
+  let result = HeldPrefix::of(prefix, prepared_prefix).and_then(|held| {
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)?;
     // The frame walk refuses what the limits or the dictionary rule out, before any work.
@@ -224,7 +225,7 @@ impl Plain for DecompressPlain {
 
   fn call(env: &Env, args: &Args) -> Result<Js> {
     let (input, max_output_length, window_log_max) = (args.get(0)?, args.get(1)?, args.get(2)?);
-    decompress(*env, input, max_output_length, window_log_max, None, None, args.get(3)?, args.get(4)?, args.get(5)?, None)
+    decompress(*env, input, max_output_length, window_log_max, None, None, None, args.get(3)?, args.get(4)?, args.get(5)?, None)
   }
 }
 

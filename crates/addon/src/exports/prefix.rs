@@ -9,7 +9,6 @@
 use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::error::Failure;
@@ -95,18 +94,21 @@ pub enum HeldPrefix<'a> {
 impl HeldPrefix<'_> {
   /// The prefix of a call, held for the call; a released `PreparedPrefix` fails it.
   ///
-  /// The calls that take a prefix take it as `Option<Either<&[u8], &PreparedPrefix>>`: a byte
-  /// view (`lib/options.js`'s `prefixView`), or a `Prefix`'s native object. napi-rs tells them
-  /// apart with `napi_is_typedarray`, then `napi_instanceof`, which runs no JavaScript here: it
-  /// meets only the native object, whose prototype chain and class are the binding's own (not
-  /// exported by the package), and `Function.prototype[Symbol.hasInstance]` cannot be replaced.
-  pub fn of<'a>(prefix: Option<Either<&'a [u8], &'a PreparedPrefix>>) -> std::result::Result<Option<HeldPrefix<'a>>, Failure> {
-    prefix
-      .map(|prefix| match prefix {
-        Either::A(bytes) => Ok(HeldPrefix::View(bytes)),
-        Either::B(prepared) => prepared.get().map(HeldPrefix::Shared).ok_or(Failure::PrefixReleased),
-      })
-      .transpose()
+  /// The calls that take a prefix take it as two arguments, a byte view (`lib/options.js`'s
+  /// `prefixBytes`) or a `Prefix`'s native object, never both. Not one argument of either type
+  /// (`Either`): napi-rs tells those apart with `napi_instanceof`, which runs the class's
+  /// `Symbol.hasInstance`, and code that reached the binding's class could define one that
+  /// shrinks or frees the input while the call holds it. A class argument of its own is
+  /// recognised by its type tag, which runs no JavaScript.
+  pub fn of<'a>(
+    bytes: Option<&'a [u8]>,
+    prepared: Option<&'a PreparedPrefix>,
+  ) -> std::result::Result<Option<HeldPrefix<'a>>, Failure> {
+    match (bytes, prepared) {
+      (Some(bytes), _) => Ok(Some(HeldPrefix::View(bytes))),
+      (None, Some(prepared)) => prepared.get().map(|shared| Some(HeldPrefix::Shared(shared))).ok_or(Failure::PrefixReleased),
+      (None, None) => Ok(None),
+    }
   }
 
   pub fn bytes(&self) -> &[u8] {

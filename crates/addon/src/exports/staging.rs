@@ -4,7 +4,6 @@
 //! types: emnapi reads each argument in a round trip through JavaScript, and the one-shot
 //! exports' slab and workers cost a tiny call about a sixth more there (measured 2026-12-02).
 
-use napi::bindgen_prelude::Either;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::error::Failure;
@@ -46,12 +45,27 @@ pub fn compress_staged(
   checksum: bool,
   dictionary: Option<&PreparedDictionary>,
   tuning: Option<&[i32]>,
-  prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  prefix: Option<&[u8]>,
+  prepared_prefix: Option<&PreparedPrefix>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let (input, area, offset) = staged(&env, owner, input_length)?;
-  compress(env, input, level, checksum, 0, dictionary, tuning, prefix, inline_micros, Some(area), offset, cancellation)
+  compress(
+    env,
+    input,
+    level,
+    checksum,
+    0,
+    dictionary,
+    tuning,
+    prefix,
+    prepared_prefix,
+    inline_micros,
+    Some(area),
+    offset,
+    cancellation,
+  )
 }
 
 /// `decompress` under WASI, as [`compress_staged`] is `compress`.
@@ -64,10 +78,23 @@ pub fn decompress_staged(
   max_output_length: f64,
   window_log_max: u32,
   dictionary: Option<&PreparedDictionary>,
-  prefix: Option<Either<&[u8], &PreparedPrefix>>,
+  prefix: Option<&[u8]>,
+  prepared_prefix: Option<&PreparedPrefix>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let (input, area, offset) = staged(&env, owner, input_length)?;
-  decompress(env, input, max_output_length, window_log_max, dictionary, prefix, inline_micros, Some(area), offset, cancellation)
+  decompress(
+    env,
+    input,
+    max_output_length,
+    window_log_max,
+    dictionary,
+    prefix,
+    prepared_prefix,
+    inline_micros,
+    Some(area),
+    offset,
+    cancellation,
+  )
 }

@@ -48,8 +48,8 @@ pub fn register<P: Plain>(env: &Env, exports: &mut Object) -> napi::Result<()> {
 unsafe extern "C" fn callback<P: Plain>(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   let wrapped = Env::from_raw(env);
   // napi-rs's own reading of a call's arguments, as every `#[napi]` function's starts.
-  let result = CallbackInfo::<MAX_ARGS>::new(env, info, None, false)
-    .and_then(|info| P::call(&wrapped, &Args { env, values: info.args }));
+  let result =
+    CallbackInfo::<MAX_ARGS>::new(env, info, None, false).and_then(|info| P::call(&wrapped, &Args { env, values: info.args }));
   match result {
     Ok(value) => value.raw(),
     Err(error) => {
