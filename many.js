@@ -10,6 +10,7 @@ const { binding } = require('./lib/binding.js')
 const { compressNow, decompressNow } = require('./lib/calls.js')
 const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
+const { compressView } = require('./lib/calls.js')
 const { compressOptions, decompressOptions, prefixBytes } = require('./lib/options.js')
 const { preparedPrefixOf } = require('./lib/prefix.js')
 const { allocUnsafeSlow, types } = require('#platform')
@@ -149,22 +150,8 @@ function compressMany(inputs, options) {
       // Worker threads already spread one input over the cores: one call per input. (With a
       // prefix, groups: each call would copy the prefix. The WebAssembly build, whose one-shot
       // calls take staged inputs only, refuses more than one worker.)
-      return runEach(items, signal, (input, cancellation) =>
-        binding.compress(
-          input,
-          level,
-          checksum,
-          workers,
-          dictionary,
-          tuning,
-          undefined,
-          undefined,
-          0,
-          undefined,
-          0,
-          cancellation,
-        ),
-      )
+      // No time on the spot (0): every call queues, and the Promise is its result's.
+      return runEach(items, signal, (input, cancellation) => compressView(input, settings, 0, cancellation))
     }
     const prepared = preparedPrefixOf(prefix)
     return runGroups(items, signal, prefix, (joined, lengths, bytes, share, cancellation) =>

@@ -15,115 +15,73 @@ const { STAGED, STAGE_OWNER, compressRoom, decompressRoom, shrinkStage, staged }
 
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, settings) {
-  const prefix = prefixBytes(settings.prefix)
-  if (STAGED) {
-    const { level, checksum, dictionary, tuning } = settings
-    const prepared = preparedPrefixOf(settings.prefix)
-    const length = staged(input, compressRoom(input))
-    return result(
-      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, prepared, SYNC, undefined),
-    )
-  }
-  return result(nativeCompress(input, settings, prefix, SYNC, undefined))
+  return result(compressView(input, settings, SYNC, undefined))
 }
 
 /** The native call of `compress`: its result, or a Promise of it. */
 function startCompress(data, settings, cancellation) {
-  // Before the views: it calls setImmediate, which async_hooks hooks see.
+  // Before the view: it calls setImmediate, which async_hooks hooks see.
   const micros = inlineMicros()
-  const input = bytes(data, 'data')
-  const prefix = prefixBytes(settings.prefix)
-  if (STAGED) {
-    const { level, checksum, dictionary, tuning } = settings
-    const prepared = preparedPrefixOf(settings.prefix)
-    const length = staged(input, compressRoom(input))
-    return shrinkStage(
-      binding.compressStaged(STAGE_OWNER, length, level, checksum, dictionary, tuning, prefix, prepared, micros, cancellation),
-    )
-  }
-  return nativeCompress(input, settings, prefix, micros, cancellation)
+  return compressView(bytes(data, 'data'), settings, micros, cancellation)
 }
 
-/** The native compress call of a native build, with the slab for a small result. The plain call
- * (no dictionary, prefix or signal: most calls) has an export of its own, which reads its
- * arguments with less work (crates/addon/src/napi/plain.rs). */
-function nativeCompress(input, settings, prefix, micros, cancellation) {
-  const { level, checksum, workers, dictionary, tuning } = settings
-  const buffer = compressSlab(lengthOf(input))
-  if (dictionary === undefined && settings.prefix === undefined && cancellation === undefined) {
-    return binding.compressPlain(input, level, checksum, workers, tuning, micros, buffer, slabOffset())
+/**
+ * The native compress call on `input`, run on the spot when its work fits `micros`: its result
+ * (a Buffer, or the length written into the slab), or a Promise of it. The prefix's view is taken
+ * here, right before the call. A plain call (no dictionary, prefix or signal: most calls) has an
+ * export of its own, which reads its arguments with less work (crates/addon/src/napi/plain.rs).
+ */
+function compressView(input, settings, micros, cancellation) {
+  const { level, checksum, workers, dictionary, tuning, prefix } = settings
+  if (STAGED) {
+    const at = staged(input, compressRoom(input))
+    const view = prefixBytes(prefix)
+    const prepared = preparedPrefixOf(prefix)
+    return shrinkStage(
+      binding.compressStaged(STAGE_OWNER, at, level, checksum, dictionary, tuning, view, prepared, micros, cancellation),
+    )
   }
-  const prepared = preparedPrefixOf(settings.prefix)
-  const offset = slabOffset()
-  return binding.compress(
-    input,
-    level,
-    checksum,
-    workers,
-    dictionary,
-    tuning,
-    prefix,
-    prepared,
-    micros,
-    buffer,
-    offset,
-    cancellation,
-  )
+  const slab = compressSlab(lengthOf(input))
+  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
+    return binding.compressPlain(input, level, checksum, workers, tuning, micros, slab, slabOffset())
+  }
+  const view = prefixBytes(prefix)
+  const prepared = preparedPrefixOf(prefix)
+  const at = slabOffset()
+  return binding.compress(input, level, checksum, workers, dictionary, tuning, view, prepared, micros, slab, at, cancellation)
 }
 
 /** `decompressSync` of an input and options already checked. */
 function decompressNow(input, settings) {
-  const prefix = prefixBytes(settings.prefix)
-  if (STAGED) {
-    const { maxOutputLength, windowLogMax, dictionary } = settings
-    const prepared = preparedPrefixOf(settings.prefix)
-    const length = staged(input, decompressRoom(input))
-    return result(
-      binding.decompressStaged(STAGE_OWNER, length, maxOutputLength, windowLogMax, dictionary, prefix, prepared, SYNC, undefined),
-    )
-  }
-  return result(nativeDecompress(input, settings, prefix, SYNC, undefined))
+  return result(decompressView(input, settings, SYNC, undefined))
 }
 
 /** The native call of `decompress`: its result, or a Promise of it. */
 function startDecompress(data, settings, cancellation) {
-  // Before the views, as in startCompress.
+  // Before the view, as in startCompress.
   const micros = inlineMicros()
-  const input = bytes(data, 'data')
-  const prefix = prefixBytes(settings.prefix)
-  if (STAGED) {
-    const { maxOutputLength, windowLogMax, dictionary } = settings
-    const prepared = preparedPrefixOf(settings.prefix)
-    const length = staged(input, decompressRoom(input))
-    return shrinkStage(
-      binding.decompressStaged(
-        STAGE_OWNER,
-        length,
-        maxOutputLength,
-        windowLogMax,
-        dictionary,
-        prefix,
-        prepared,
-        micros,
-        cancellation,
-      ),
-    )
-  }
-  return nativeDecompress(input, settings, prefix, micros, cancellation)
+  return decompressView(bytes(data, 'data'), settings, micros, cancellation)
 }
 
-/** The native decompress call of a native build, as nativeCompress. */
-function nativeDecompress(input, settings, prefix, micros, cancellation) {
-  const { maxOutputLength, windowLogMax, dictionary } = settings
-  const buffer = decompressSlab()
-  if (dictionary === undefined && settings.prefix === undefined && cancellation === undefined) {
-    return decoded(binding.decompressPlain(input, maxOutputLength, windowLogMax, micros, buffer, slabOffset()))
+/** The native decompress call on `input`, as compressView. */
+function decompressView(input, settings, micros, cancellation) {
+  const { maxOutputLength: max, windowLogMax, dictionary, prefix } = settings
+  if (STAGED) {
+    const at = staged(input, decompressRoom(input))
+    const view = prefixBytes(prefix)
+    const prepared = preparedPrefixOf(prefix)
+    return shrinkStage(
+      binding.decompressStaged(STAGE_OWNER, at, max, windowLogMax, dictionary, view, prepared, micros, cancellation),
+    )
   }
-  const prepared = preparedPrefixOf(settings.prefix)
-  const offset = slabOffset()
-  return decoded(
-    binding.decompress(input, maxOutputLength, windowLogMax, dictionary, prefix, prepared, micros, buffer, offset, cancellation),
-  )
+  const slab = decompressSlab()
+  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
+    return decoded(binding.decompressPlain(input, max, windowLogMax, micros, slab, slabOffset()))
+  }
+  const view = prefixBytes(prefix)
+  const prepared = preparedPrefixOf(prefix)
+  const at = slabOffset()
+  return decoded(binding.decompress(input, max, windowLogMax, dictionary, view, prepared, micros, slab, at, cancellation))
 }
 
 /** The Promise of an async call on `data` with `options`: `readOptions` reads them, then
@@ -175,4 +133,4 @@ function decompress(data, options) {
   return asyncCall(startDecompress, decompressOptions, data, options)
 }
 
-module.exports = { compress, compressNow, compressSync, decompress, decompressNow, decompressSync }
+module.exports = { compress, compressNow, compressSync, compressView, decompress, decompressNow, decompressSync }
