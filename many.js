@@ -7,10 +7,9 @@
 // costs no other its result.
 
 const { binding } = require('./lib/binding.js')
-const { compressNow, decompressNow } = require('./lib/calls.js')
+const { compressNow, compressView, decompressNow } = require('./lib/calls.js')
 const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
-const { compressView } = require('./lib/calls.js')
 const { compressOptions, decompressOptions, prefixBytes } = require('./lib/options.js')
 const { preparedPrefixOf } = require('./lib/prefix.js')
 const { allocUnsafeSlow, types } = require('#platform')
@@ -92,9 +91,9 @@ function allOrFirstError(results) {
 }
 
 /** Runs `run(joined, lengths, bytes, share, cancellation)` per group (`bytes`: the view of a
- * prefix of bytes, if any; a Prefix is passed by the caller; `share`: whether its small results
- * share slabs) and
- * gathers every item's result in order: a Buffer per item, or the batch error. */
+ * prefix of bytes, if any, as a Prefix is the caller's to pass; `share`: whether its small
+ * results share slabs) and gathers every item's result in order: a Buffer per item, or the batch
+ * error. */
 function runGroups(inputs, signal, prefix, run) {
   if (inputs.length === 0) return signal?.aborted ? cancellable(signal, () => []) : Promise.resolve([])
   // Every input is copied now, before anything else runs: the caller may reuse its buffers at

@@ -2,9 +2,9 @@
 //! dictionary, prefix or signal. napi-derive wraps every `#[napi]` function that takes arguments
 //! in a borrow scope (a thread-local scope, a barrier, and a global registry for each class
 //! instance borrowed), which guards class instances a call borrows against a re-entrant `&mut`
-//! use. These calls borrow none, and the scope cost them about 0.15 µs a call of 3.3 µs (1 KiB
-//! `decompressSync`, Node 26, 2-core VM, 2026-12-02; `perf` and docs/performance.md). Their
-//! arguments are read with napi-rs's own conversions, as a `#[napi]` function's are.
+//! use. These calls borrow none, and without the scope they are 3-9% faster at 1 KiB (Node 26,
+//! 2-core VM, 2026-12-02; see docs/performance.md). Their arguments are read with napi-rs's own
+//! conversions, as a `#[napi]` function's are.
 
 use napi::bindgen_prelude::{CallbackInfo, FromNapiValue, JsObjectValue, Object};
 use napi::{sys, Env};
@@ -27,9 +27,11 @@ pub struct Args {
 pub const MAX_ARGS: usize = 8;
 
 impl Args {
-  /// Argument `index`, converted as a `#[napi]` function converts an argument of type `T`. A
-  /// borrowed `T` (a byte slice) stays valid until the call returns, as long as no JavaScript
-  /// runs meanwhile: the rule every export here keeps (see `mod.rs`).
+  /// Argument `index`, converted as a `#[napi]` function converts an argument of type `T`: a
+  /// number, a boolean, a byte view or a `Target`, never a class instance (napi-rs tracks those
+  /// borrows in the scope these calls do without). A borrowed `T` (a byte slice) stays valid
+  /// until the call returns, as long as no JavaScript runs meanwhile: the rule every export here
+  /// keeps (see `mod.rs`).
   pub fn get<T: FromNapiValue>(&self, index: usize) -> napi::Result<T> {
     let value = *self.values.get(index).ok_or_else(|| napi::Error::from_reason("an argument past MAX_ARGS"))?;
     // SAFETY: on the JavaScript thread of `env`, during the call whose argument `value` is (a
