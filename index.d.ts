@@ -30,7 +30,7 @@ export declare class CompressSession {
    * `pledged_size`, when given, is recorded in the frame header; the stream fails if the total
    * it is given differs.
    */
-  constructor(level: number, checksum: boolean, dictionary?: PreparedDictionary | undefined | null, tuning?: Int32Array | undefined | null, pledgedSize?: number | undefined | null)
+  constructor(settings: Int32Array, dictionary?: PreparedDictionary | undefined | null, pledgedSize?: number | undefined | null)
   /**
    * Copies `chunk` into the input of the next step (the caller may reuse it at once); the
    * bytes staged in all.
@@ -161,7 +161,7 @@ export interface Capabilities {
  * `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
  * length; other results are Buffers (or, under WASI, `NativeBytes`).
  */
-export declare function compress(input: Uint8Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, preparedPrefix: PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function compress(input: Uint8Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
@@ -169,7 +169,7 @@ export declare function compress(input: Uint8Array, level: number, checksum: boo
  * the inputs large enough); a Promise of their results (see [`Settled`]'s `into_js`). One copy
  * of `prefix` (none, for a `Prefix`) serves every input. `share`: whether small results may share slabs.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, level: number, checksum: boolean, workers: number, dictionary: PreparedDictionary | undefined | null, tuning: Int32Array | undefined | null, prefix: Uint8Array | undefined | null, preparedPrefix: PreparedPrefix | undefined | null, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -218,14 +218,14 @@ export interface ContextPoolStats {
  * frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
  * runs, and what the result is, as for [`compress`].
  */
-export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, preparedPrefix: PreparedPrefix | undefined | null, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
  * results (as for [`compress_batch`]).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, dictionary: PreparedDictionary | undefined | null, prefix: Uint8Array | undefined | null, preparedPrefix: PreparedPrefix | undefined | null, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /** What a compression step does after taking its input. */
 export declare const enum Flush {

@@ -10,8 +10,7 @@ const { binding } = require('./lib/binding.js')
 const { compressNow, compressView, decompressNow } = require('./lib/calls.js')
 const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
-const { compressOptions, decompressOptions, prefixBytes } = require('./lib/options.js')
-const { preparedPrefixOf } = require('./lib/prefix.js')
+const { compressOptions, decompressOptions, referenceOf } = require('./lib/options.js')
 const { allocUnsafeSlow, types } = require('#platform')
 const { isNativeError } = types
 const { bytes, lengthOf, typedArraySet } = require('./lib/primordials.js')
@@ -90,11 +89,11 @@ function allOrFirstError(results) {
   throw error
 }
 
-/** Runs `run(joined, lengths, bytes, share, cancellation)` per group (`bytes`: the view of a
- * prefix of bytes, if any, as a Prefix is the caller's to pass; `share`: whether its small
- * results share slabs) and gathers every item's result in order: a Buffer per item, or the batch
- * error. */
-function runGroups(inputs, signal, prefix, run) {
+/** Runs `run(joined, lengths, reference, share, cancellation)` per group (`reference`: of
+ * `settings`, see options.js's `referenceOf`; `share`: whether its small results share slabs) and
+ * gathers every item's result in order: a Buffer per item, or the batch error. */
+function runGroups(inputs, settings, run) {
+  const { signal } = settings
   if (inputs.length === 0) return signal?.aborted ? cancellable(signal, () => []) : Promise.resolve([])
   // Every input is copied now, before anything else runs: the caller may reuse its buffers at
   // once, and no code that runs later (a signal's listener) can change what is compressed.
@@ -108,8 +107,8 @@ function runGroups(inputs, signal, prefix, run) {
   const gather = (cancellations) => {
     const parts = groups.map((group, i) => {
       const share = slabsFor(group.lengths.length)
-      // The prefix's view is taken right before each native call, as the inputs' were joined.
-      const pending = run(group.joined, group.lengths, prefixBytes(prefix), share, cancellations?.[i])
+      // The reference's view is taken right before each native call, as the inputs' were joined.
+      const pending = run(group.joined, group.lengths, referenceOf(settings), share, cancellations?.[i])
       // Native code has its own copy now.
       group.joined = undefined
       // Each group's Buffers are made as it completes, while the others run.
@@ -144,7 +143,7 @@ function compressMany(inputs, options) {
     // The options first: their getters may run code, which must find no view of an input taken.
     const settings = compressOptions(options, 'options')
     const items = inputsOf(inputs)
-    const { level, checksum, workers, dictionary, signal, tuning, prefix } = settings
+    const { parameters, workers, signal, prefix } = settings
     if (workers > 1 && prefix === undefined) {
       // Worker threads already spread one input over the cores: one call per input. (With a
       // prefix, groups: each call would copy the prefix. The WebAssembly build, whose one-shot
@@ -152,9 +151,8 @@ function compressMany(inputs, options) {
       // No time on the spot (0): every call queues, and the Promise is its result's.
       return runEach(items, signal, (input, cancellation) => compressView(input, settings, 0, cancellation))
     }
-    const prepared = preparedPrefixOf(prefix)
-    return runGroups(items, signal, prefix, (joined, lengths, bytes, share, cancellation) =>
-      binding.compressBatch(joined, lengths, level, checksum, workers, dictionary, tuning, bytes, prepared, share, cancellation),
+    return runGroups(items, settings, (joined, lengths, reference, share, cancellation) =>
+      binding.compressBatch(joined, lengths, parameters, reference, share, cancellation),
     )
   } catch (error) {
     return Promise.reject(error)
@@ -185,10 +183,9 @@ function decompressMany(inputs, options) {
   try {
     const settings = decompressOptions(options)
     const items = inputsOf(inputs)
-    const { maxOutputLength, windowLogMax, dictionary, signal, prefix } = settings
-    const prepared = preparedPrefixOf(prefix)
-    return runGroups(items, signal, prefix, (joined, lengths, bytes, share, cancellation) =>
-      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, dictionary, bytes, prepared, share, cancellation),
+    const { maxOutputLength, windowLogMax } = settings
+    return runGroups(items, settings, (joined, lengths, reference, share, cancellation) =>
+      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, reference, share, cancellation),
     )
   } catch (error) {
     return Promise.reject(error)

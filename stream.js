@@ -22,12 +22,11 @@ function split(options) {
 
 function compressEngine(options) {
   // Streams compress single-threaded: `workers` does not apply.
-  const { level, checksum, dictionary, tuning, prefix } = compressOptions(options, 'options')
+  const { parameters, dictionary, prefix } = compressOptions(options, 'options')
   if (prefix !== undefined) throw noPrefix()
   const { pledgedSize } = options
   const pledged = pledgedSize === undefined ? undefined : integer(pledgedSize, 'options.pledgedSize', 0, Number.MAX_SAFE_INTEGER)
-  return (deliver, onError) =>
-    new Engine(new CompressSession(level, checksum, dictionary, tuning, pledged), false, deliver, onError)
+  return (deliver, onError) => new Engine(new CompressSession(parameters, dictionary, pledged), false, deliver, onError)
 }
 
 /** Patch-from is for one-shot calls: the whole of the new version, against the whole old one. */

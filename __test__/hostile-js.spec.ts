@@ -350,7 +350,7 @@ describe('the package', () => {
   it('keeps the native sessions internal, and they refuse a step while one is running', async () => {
     // The binding is not public; this is the one test that loads it, to check its own guard.
     const binding = createRequire(import.meta.url)('../index.js')
-    const session = new binding.CompressSession(3, false, undefined, undefined)
+    const session = new binding.CompressSession(Int32Array.of(3, 0, 0), undefined)
     const data = textOfLength(1 << 20)
     session.append(data)
     const first = session.push(binding.Flush.No)

@@ -32,6 +32,8 @@ const SYNC = Number.POSITIVE_INFINITY
 // What decompressSync passes when given no options.
 const maxOutputLength = require('node:buffer').constants.MAX_LENGTH
 const windowLogMax = capabilities.defaultWindowLogMax
+// What compressSync passes given a level: the level, no checksum, no workers.
+const PARAMETERS = Int32Array.of(LEVEL, 0, 0)
 const each = (call) => () => {
   for (let i = 0; i < FLOOR_BATCH; i++) call(i)
 }
@@ -53,13 +55,9 @@ const steps = {
   },
   compress: {
     'raw libzstd, reused context and output': floors(true, inputs, LEVEL)['raw libzstd, reused context'],
-    'native call, into a reused Buffer': each((i) =>
-      binding.compressPlain(inputs[i], LEVEL, false, 0, undefined, SYNC, reused, 0),
-    ),
+    'native call, into a reused Buffer': each((i) => binding.compressPlain(inputs[i], PARAMETERS, SYNC, reused, 0)),
     'native call, result from a slab': each((i) =>
-      results.result(
-        binding.compressPlain(inputs[i], LEVEL, false, 0, undefined, SYNC, results.compressSlab(size), results.slabOffset()),
-      ),
+      results.result(binding.compressPlain(inputs[i], PARAMETERS, SYNC, results.compressSlab(size), results.slabOffset())),
     ),
     'compressSync (JavaScript too)': each((i) => zstd.compressSync(inputs[i], LEVEL)),
   },

@@ -30,6 +30,24 @@ const modes = {
   da16: [(zstd, _, frames) => (i) => zstd.decompress(frames[i % frames.length]), 16],
   ca64: [(zstd, inputs) => (i) => zstd.compress(inputs[i % inputs.length], 3), 64],
   da64: [(zstd, _, frames) => (i) => zstd.decompress(frames[i % frames.length]), 64],
+  // With a dictionary (raw content: the payloads themselves), which takes the full native calls.
+  csD: [
+    (zstd, inputs) => withDictionary(zstd, inputs, (options) => (i) => zstd.compressSync(inputs[i % inputs.length], options)),
+    0,
+  ],
+  dsD: [
+    (zstd, inputs) =>
+      withDictionary(zstd, inputs, (options, frames) => (i) => zstd.decompressSync(frames[i % frames.length], options)),
+    0,
+  ],
+}
+
+/** `make({ dictionary }, frames)` for a raw-content Dictionary of `zstd`'s over the payloads, with
+ * `inputs` compressed against it. */
+function withDictionary(zstd, inputs, make) {
+  const dictionary = new zstd.Dictionary(Buffer.concat(inputs).subarray(0, 64 << 10))
+  const frames = inputs.map((input) => zstd.compressSync(input, { level: 3, dictionary }))
+  return make({ dictionary }, frames)
 }
 const chosen = list(process.env.MODES, Object.keys(modes))
 

@@ -1,13 +1,12 @@
 'use strict'
 // The one-shot API, and its native calls, sync and async, on options already read (options.js):
-// each takes the views of its input and prefix right before the native call, after everything that can run
+// each takes the views of its input and reference right before the native call, after everything that can run
 // the caller's code, and passes either the input (native builds, with the slab for a small
 // result) or its length in the staging area (the WebAssembly build).
 
 const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
-const { compressOptions, decompressOptions, prefixBytes } = require('./options.js')
-const { preparedPrefixOf } = require('./prefix.js')
+const { compressOptions, decompressOptions, referenceOf } = require('./options.js')
 const { bytes, lengthOf } = require('./primordials.js')
 const { compressSlab, decoded, decompressSlab, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled } = require('./schedule.js')
@@ -32,23 +31,20 @@ function startCompress(data, settings, cancellation) {
  * export of its own, which reads its arguments with less work (crates/addon/src/napi/plain.rs).
  */
 function compressView(input, settings, micros, cancellation) {
-  const { level, checksum, workers, dictionary, tuning, prefix } = settings
+  const { parameters } = settings
   if (STAGED) {
     const at = staged(input, compressRoom(input))
-    const view = prefixBytes(prefix)
-    const prepared = preparedPrefixOf(prefix)
-    return shrinkStage(
-      binding.compressStaged(STAGE_OWNER, at, level, checksum, dictionary, tuning, view, prepared, micros, cancellation),
-    )
+    return shrinkStage(binding.compressStaged(STAGE_OWNER, at, parameters, referenceOf(settings), micros, cancellation))
   }
   const slab = compressSlab(lengthOf(input))
-  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
-    return binding.compressPlain(input, level, checksum, workers, tuning, micros, slab, slabOffset())
-  }
-  const view = prefixBytes(prefix)
-  const prepared = preparedPrefixOf(prefix)
-  const at = slabOffset()
-  return binding.compress(input, level, checksum, workers, dictionary, tuning, view, prepared, micros, slab, at, cancellation)
+  if (isPlain(settings, cancellation)) return binding.compressPlain(input, parameters, micros, slab, slabOffset())
+  const reference = referenceOf(settings)
+  return binding.compress(input, parameters, reference, micros, slab, slabOffset(), cancellation)
+}
+
+/** Whether a call has an export of its own: no dictionary, prefix or signal. */
+function isPlain({ dictionary, prefix }, cancellation) {
+  return dictionary === undefined && prefix === undefined && cancellation === undefined
 }
 
 /** `decompressSync` of an input and options already checked. */
@@ -65,23 +61,16 @@ function startDecompress(data, settings, cancellation) {
 
 /** The native decompress call on `input`, as compressView. */
 function decompressView(input, settings, micros, cancellation) {
-  const { maxOutputLength: max, windowLogMax, dictionary, prefix } = settings
+  const { maxOutputLength: max, windowLogMax } = settings
   if (STAGED) {
     const at = staged(input, decompressRoom(input))
-    const view = prefixBytes(prefix)
-    const prepared = preparedPrefixOf(prefix)
-    return shrinkStage(
-      binding.decompressStaged(STAGE_OWNER, at, max, windowLogMax, dictionary, view, prepared, micros, cancellation),
-    )
+    return shrinkStage(binding.decompressStaged(STAGE_OWNER, at, max, windowLogMax, referenceOf(settings), micros, cancellation))
   }
   const slab = decompressSlab()
-  if (dictionary === undefined && prefix === undefined && cancellation === undefined) {
+  if (isPlain(settings, cancellation))
     return decoded(binding.decompressPlain(input, max, windowLogMax, micros, slab, slabOffset()))
-  }
-  const view = prefixBytes(prefix)
-  const prepared = preparedPrefixOf(prefix)
-  const at = slabOffset()
-  return decoded(binding.decompress(input, max, windowLogMax, dictionary, view, prepared, micros, slab, at, cancellation))
+  const reference = referenceOf(settings)
+  return decoded(binding.decompress(input, max, windowLogMax, reference, micros, slab, slabOffset(), cancellation))
 }
 
 /** The Promise of an async call on `data` with `options`: `readOptions` reads them, then

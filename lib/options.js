@@ -6,7 +6,16 @@ const { INPUT_TYPES, MAX_LENGTH } = require('#platform')
 const { capabilities } = require('./binding.js')
 const { preparedOf } = require('./dictionary.js')
 const { incompatible, invalidParam, invalidType } = require('./errors.js')
-const { DEFAULT_LEVEL, level, namedParameters, numberedParameters, tuneNamed, tuningOf, workers } = require('./parameters.js')
+const {
+  DEFAULT_LEVEL,
+  KEPT_FROM_LEVEL,
+  level,
+  namedParameters,
+  nativeParameters,
+  numberedParameters,
+  tuneNamed,
+  workers,
+} = require('./parameters.js')
 const { preparedPrefixOf } = require('./prefix.js')
 const { bytes, isBinary } = require('./primordials.js')
 const { boolean, integer, optionsObject, signal } = require('./validate.js')
@@ -23,36 +32,48 @@ function dictionary(value) {
 const PREFIX_TYPES = INPUT_TYPES.replace('an instance of ', 'an instance of Prefix, ')
 
 /** The prefix option as given (a Prefix, or bytes), its type checked: its view is taken by
- * `prefixBytes` right before the native call, after anything that can run the caller's code. */
+ * `referenceOf` right before the native call, after anything that can run the caller's code. */
 function prefix(value) {
   if (value === undefined || preparedPrefixOf(value) !== undefined) return value
   if (typeof value !== 'string' && !isBinary(value)) throw invalidType('options.prefix', PREFIX_TYPES, value)
   return value
 }
 
-/** What native code takes as a prefix of bytes: their view (a Prefix, or no prefix, is none). Native
- * code takes a Prefix's native copy (`preparedPrefixOf`) as an argument of its own: told apart in
- * one argument, it would be by `instanceof`, which can run the caller's code. */
-function prefixBytes(value) {
-  if (value === undefined || preparedPrefixOf(value) !== undefined) return undefined
-  return bytes(value, 'options.prefix')
+/** What native code takes as a call's reference (crates/addon/src/exports/reference.rs): its
+ * dictionary's native object, its Prefix's, a view of its prefix of bytes, or undefined. The view
+ * is taken here: call it right before the native call, after anything that can run the caller's
+ * code. */
+function referenceOf(settings) {
+  const { dictionary, prefix } = settings
+  if (dictionary !== undefined) return dictionary
+  if (prefix === undefined) return undefined
+  return preparedPrefixOf(prefix) ?? bytes(prefix, 'options.prefix')
 }
 
-/** The settings of a call given a level alone. A literal, not a spread of DEFAULTS (frozen): about
- * 0.2 µs less a call. */
-function levelSettings(levelValue) {
+/** The settings of a call: its parameters as native code takes them (`nativeParameters`), and
+ * what JavaScript reads of them. */
+function settingsOf(levelValue, checksum, workersValue, tuned, dictionaryValue, signalValue, prefixValue) {
   return {
-    level: levelValue,
-    checksum: false,
-    workers: 0,
-    dictionary: undefined,
-    signal: undefined,
-    tuning: undefined,
-    prefix: undefined,
+    parameters: nativeParameters(levelValue, checksum, workersValue, tuned),
+    workers: workersValue,
+    dictionary: dictionaryValue,
+    signal: signalValue,
+    prefix: prefixValue,
   }
 }
 
-const DEFAULTS = Object.freeze(levelSettings(DEFAULT_LEVEL))
+/** The settings of a call given a level alone, by level from KEPT_FROM_LEVEL: made once each, as
+ * most calls give a level alone. */
+const BY_LEVEL = []
+
+function levelSettings(levelValue) {
+  if (levelValue < KEPT_FROM_LEVEL) return settingsOf(levelValue, false, 0)
+  const index = levelValue - KEPT_FROM_LEVEL
+  BY_LEVEL[index] ??= Object.freeze(settingsOf(levelValue, false, 0))
+  return BY_LEVEL[index]
+}
+
+const DEFAULTS = levelSettings(DEFAULT_LEVEL)
 
 /** The second argument of the compress functions: a level, or an object of options. */
 function compressOptions(options, name = 'level') {
@@ -71,23 +92,22 @@ function compressOptions(options, name = 'level') {
   } = options
   const named = namedParameters(options)
   // The checksum is left undecided until every option is read (see below).
-  const settings = { ...DEFAULTS, checksum: undefined }
+  const chosen = { level: DEFAULT_LEVEL, checksum: undefined, workers: 0 }
   // `params` first: the named options say the same things more plainly, and win.
-  let tuned = params === undefined ? undefined : numberedParameters(params, settings)
-  if (levelValue !== undefined) settings.level = level(levelValue, 'options.level')
-  if (checksumValue !== undefined) settings.checksum = boolean(checksumValue, 'options.checksum')
-  if (workersValue !== undefined) settings.workers = workers(workersValue)
+  let tuned = params === undefined ? undefined : numberedParameters(params, chosen)
+  if (levelValue !== undefined) chosen.level = level(levelValue, 'options.level')
+  if (checksumValue !== undefined) chosen.checksum = boolean(checksumValue, 'options.checksum')
+  if (workersValue !== undefined) chosen.workers = workers(workersValue)
   if (named !== undefined) tuned = tuneNamed(named, tuned)
-  settings.dictionary = dictionary(dictionaryValue)
-  settings.signal = signal(signalValue)
-  settings.tuning = tuningOf(tuned)
-  if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
-  settings.prefix = prefix(prefixValue)
+  const dictionaryOption = dictionary(dictionaryValue)
+  const signalOption = signal(signalValue)
+  if (prefixValue !== undefined && dictionaryOption !== undefined) throw incompatible('prefix', 'dictionary')
+  const prefixOption = prefix(prefixValue)
   // Unless the caller said (`checksum`, or `params[ZSTD_c_checksumFlag]`), patch-from frames
   // carry a checksum: decoded against the wrong reference, a patch gives wrong bytes that nothing
   // else catches. The zstd tool writes one by default, and so fails on a wrong --patch-from.
-  settings.checksum ??= prefixValue !== undefined
-  return settings
+  const checksum = chosen.checksum ?? prefixValue !== undefined
+  return settingsOf(chosen.level, checksum, chosen.workers, tuned, dictionaryOption, signalOption, prefixOption)
 }
 
 const DECOMPRESS_DEFAULTS = Object.freeze({
@@ -133,4 +153,4 @@ function decompressOptions(options) {
   return settings
 }
 
-module.exports = { ZSTD_d_windowLogMax, compressOptions, decompressOptions, prefixBytes }
+module.exports = { ZSTD_d_windowLogMax, compressOptions, decompressOptions, referenceOf }

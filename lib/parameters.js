@@ -165,10 +165,40 @@ function numberedParameters(params, settings) {
   return tuned
 }
 
-/** The parameters as native code takes them: (number, value) pairs end to end, or undefined. */
-function tuningOf(tuned) {
-  if (tuned === undefined || tuned.size === 0) return undefined
-  return Int32Array.from([...tuned].flat())
+/** The lowest level whose settings are made once and kept (here and in options.js): zstd's own
+ * fast levels go down to -7, and lower ones are rare. */
+const KEPT_FROM_LEVEL = -MAX_LEVEL
+
+/** Settings arrays with no workers and no other parameter, by checksum flag then level. */
+const KEPT = [[], []]
+
+/**
+ * The compression parameters as native code takes them (`CompressParams::from_settings` in
+ * crates/core/src/compress.rs): an Int32Array of the level, the checksum flag and the workers,
+ * then the other parameters (`tuned`, a Map, or undefined) as (ZSTD_c_* number, value) pairs.
+ * Those of a level and a checksum flag alone are made once and shared: native code only reads
+ * them, and no caller's code sees them.
+ */
+function nativeParameters(levelValue, checksum, workersValue, tuned) {
+  const flag = checksum ? 1 : 0
+  const pairs = tuned === undefined ? 0 : tuned.size
+  if (pairs === 0 && workersValue === 0 && levelValue >= KEPT_FROM_LEVEL) {
+    const index = levelValue - KEPT_FROM_LEVEL
+    KEPT[flag][index] ??= Int32Array.of(levelValue, flag, 0)
+    return KEPT[flag][index]
+  }
+  const native = new Int32Array(3 + 2 * pairs)
+  native[0] = levelValue
+  native[1] = flag
+  native[2] = workersValue
+  let at = 3
+  if (tuned !== undefined) {
+    for (const [id, value] of tuned) {
+      native[at++] = id
+      native[at++] = value
+    }
+  }
+  return native
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,6 +229,7 @@ function asLibzstdTakes(id, value) {
 
 module.exports = {
   DEFAULT_LEVEL,
+  KEPT_FROM_LEVEL,
   MAX_LEVEL,
   MIN_LEVEL,
   PARAMETERS,
@@ -208,8 +239,8 @@ module.exports = {
   level,
   namedParameters,
   numberedParameters,
+  nativeParameters,
   tuneNamed,
-  tuningOf,
   workers,
   zlibConstants,
 }

@@ -27,6 +27,21 @@ impl CompressParams {
   pub fn new(level: i32, checksum: bool, workers: u32) -> Self {
     Self { level, checksum, workers, tuning: Tuning::default() }
   }
+
+  /// From settings as the addon's callers lay them out end to end (`lib/parameters.js`'s
+  /// `nativeParameters`): the level, the checksum flag (0 or 1) and the workers, then the other
+  /// parameters as (`ZSTD_c_*` number, value) pairs.
+  pub fn from_settings(settings: &[i32]) -> Result<Self, Failure> {
+    let &[level, checksum, workers, ref pairs @ ..] = settings else {
+      return Err(Failure::Unsupported("compression settings start with the level, the checksum and the workers"));
+    };
+    let checksum = match checksum {
+      0 | 1 => checksum == 1,
+      _ => return Err(Failure::Unsupported("a checksum flag other than 0 or 1")),
+    };
+    let workers = u32::try_from(workers).map_err(|_| Failure::Unsupported("a negative number of workers"))?;
+    Ok(Self { level, checksum, workers, tuning: Tuning::from_pairs(pairs)? })
+  }
 }
 
 /// libzstd's compression parameters other than the level, the checksum and the workers, by
@@ -397,6 +412,18 @@ mod tests {
     // level and the checksum (options of their own).
     for pairs in [&[param::WINDOW_LOG][..], &[999, 1], &[1008, 1], &[100, 3], &[201, 1]] {
       assert!(Tuning::from_pairs(pairs).is_err(), "{pairs:?}");
+    }
+  }
+
+  #[test]
+  fn settings_are_the_level_the_checksum_and_the_workers_then_pairs() {
+    let params = CompressParams::from_settings(&[-5, 1, 2, param::WINDOW_LOG, 20]).unwrap();
+    assert_eq!((params.level, params.checksum, params.workers), (-5, true, 2));
+    assert_eq!(params.tuning.get(param::WINDOW_LOG), Some(20));
+    assert_eq!(CompressParams::from_settings(&[3, 0, 0]).unwrap(), CompressParams::new(3, false, 0));
+    // Too short, a checksum flag other than 0 or 1, negative workers, a pair cut short.
+    for settings in [&[3, 0][..], &[3, 2, 0], &[3, 0, -1], &[3, 0, 0, param::WINDOW_LOG]] {
+      assert!(CompressParams::from_settings(settings).is_err(), "{settings:?}");
     }
   }
 

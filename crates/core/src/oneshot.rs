@@ -22,17 +22,11 @@ pub struct CompressCall {
 }
 
 impl CompressCall {
-  /// The settings of a call; `dictionary` is asked for once the tuning has been read (a call
-  /// that fails on both reports the tuning).
-  pub fn new(
-    level: i32,
-    checksum: bool,
-    workers: u32,
-    tuning: Option<&[i32]>,
-    dictionary: impl FnOnce() -> Result<Option<Arc<Prepared>>, Failure>,
-  ) -> Result<Self, Failure> {
-    let tuning = tuning.map(compress::Tuning::from_pairs).transpose()?.unwrap_or_default();
-    let params = CompressParams { level, checksum, workers: mt::effective_workers(workers), tuning };
+  /// The settings of a call (as [`CompressParams::from_settings`] reads them); `dictionary` is
+  /// asked for once they have been read (a call that fails on both reports the settings).
+  pub fn new(settings: &[i32], dictionary: impl FnOnce() -> Result<Option<Arc<Prepared>>, Failure>) -> Result<Self, Failure> {
+    let params = CompressParams::from_settings(settings)?;
+    let params = CompressParams { workers: mt::effective_workers(params.workers), ..params };
     Ok(Self { params, dictionary: dictionary()? })
   }
 

@@ -21,9 +21,10 @@ use zstd_pool_core::error::Failure;
 use zstd_pool_core::memory::owned;
 use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
 
-use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::exports::dictionary::prepared;
 use crate::exports::oneshot::SHARED_BELOW;
-use crate::exports::prefix::{HeldPrefix, PreparedPrefix, SharedPrefix};
+use crate::exports::prefix::{HeldPrefix, SharedPrefix};
+use crate::exports::reference::{dictionary_of, Reference};
 use crate::napi::lanes;
 use crate::napi::{self as node, Cancellation, Js, RESULTS_IN_PLACE};
 
@@ -211,18 +212,14 @@ pub fn compress_batch(
   env: Env,
   inputs: &[u8],
   lengths: &[u32],
-  level: i32,
-  checksum: bool,
-  workers: u32,
-  dictionary: Option<&PreparedDictionary>,
-  tuning: Option<&[i32]>,
-  prefix: Option<&[u8]>,
-  prepared_prefix: Option<&PreparedPrefix>,
+  settings: &[i32],
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let queued = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary)).and_then(|call| {
-    let prefix = HeldPrefix::of(prefix, prepared_prefix)?;
+  let dictionary = dictionary_of(&reference);
+  let queued = CompressCall::new(settings, || prepared(dictionary)).and_then(|call| {
+    let prefix = HeldPrefix::of(&reference)?;
     // Small batches share the lanes with single calls in flight (see `lanes.rs`): a group's
     // results are settled while the next group runs.
     let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
@@ -246,15 +243,13 @@ pub fn decompress_batch(
   lengths: &[u32],
   max_output_length: f64,
   window_log_max: u32,
-  dictionary: Option<&PreparedDictionary>,
-  prefix: Option<&[u8]>,
-  prepared_prefix: Option<&PreparedPrefix>,
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let queued = HeldPrefix::of(prefix, prepared_prefix).and_then(|prefix| {
-    let call =
-      DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix.as_ref().map(HeldPrefix::bytes))?;
+  let queued = HeldPrefix::of(&reference).and_then(|prefix| {
+    let dictionary = || prepared(dictionary_of(&reference));
+    let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix.as_ref().map(HeldPrefix::bytes))?;
     node::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))

@@ -10,6 +10,7 @@ pub mod frame;
 pub mod oneshot;
 pub mod pool;
 pub mod prefix;
+pub mod reference;
 #[cfg(target_family = "wasm")]
 pub mod staging;
 pub mod stream;

@@ -12,8 +12,9 @@ use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::{owned, try_vec};
 use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 
-use crate::exports::dictionary::{prepared, PreparedDictionary};
-use crate::exports::prefix::{HeldPrefix, PreparedPrefix};
+use crate::exports::dictionary::prepared;
+use crate::exports::prefix::HeldPrefix;
+use crate::exports::reference::{dictionary_of, Reference};
 use crate::napi::lanes;
 #[cfg(not(target_family = "wasm"))]
 use crate::napi::plain::{self, Args, Plain};
@@ -56,22 +57,18 @@ type Outcome = std::result::Result<Js, Failure>;
 pub fn compress(
   env: Env,
   input: &[u8],
-  level: i32,
-  checksum: bool,
-  workers: u32,
-  dictionary: Option<&PreparedDictionary>,
-  tuning: Option<&[i32]>,
-  prefix: Option<&[u8]>,
-  prepared_prefix: Option<&PreparedPrefix>,
+  settings: &[i32],
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let slot = slab.map(|slab| Slot::new(slab, slab_offset));
-  let call = CompressCall::new(level, checksum, workers, tuning, || prepared(dictionary));
+  let dictionary = dictionary_of(&reference);
+  let call = CompressCall::new(settings, || prepared(dictionary));
   let result = call.and_then(|call| {
-    let held = HeldPrefix::of(prefix, prepared_prefix)?;
+    let held = HeldPrefix::of(&reference)?;
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
@@ -115,8 +112,7 @@ fn small_result(env: &Env, bytes: Vec<u8>, mut slot: Option<Slot>, input: &[u8])
 }
 
 /// `compress` with no dictionary, prefix or cancellation, registered by hand (see
-/// `napi/plain.rs`): `compressPlain(input, level, checksum, workers, tuning, inlineMicros, slab,
-/// slabOffset)`.
+/// `napi/plain.rs`): `compressPlain(input, settings, inlineMicros, slab, slabOffset)`.
 #[cfg(not(target_family = "wasm"))]
 struct CompressPlain;
 
@@ -125,8 +121,8 @@ impl Plain for CompressPlain {
   const NAME: &'static str = "compressPlain";
 
   fn call(env: &Env, args: &Args) -> Result<Js> {
-    let (input, level, checksum, workers, tuning) = (args.get(0)?, args.get(1)?, args.get(2)?, args.get(3)?, args.get(4)?);
-    compress(*env, input, level, checksum, workers, None, tuning, None, None, args.get(5)?, args.get(6)?, args.get(7)?, None)
+    let (input, settings, inline_micros) = (args.get(0)?, args.get(1)?, args.get(2)?);
+    compress(*env, input, settings, None, inline_micros, args.get(3)?, args.get(4)?, None)
   }
 }
 
@@ -143,18 +139,16 @@ pub fn decompress(
   input: &[u8],
   max_output_length: f64,
   window_log_max: u32,
-  dictionary: Option<&PreparedDictionary>,
-  prefix: Option<&[u8]>,
-  prepared_prefix: Option<&PreparedPrefix>,
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let slot = slab.map(|slab| Slot::new(slab, slab_offset));
-  let result = HeldPrefix::of(prefix, prepared_prefix).and_then(|held| {
+  let result = HeldPrefix::of(&reference).and_then(|held| {
     let prefix = held.as_ref().map(HeldPrefix::bytes);
-    let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary), prefix)?;
+    let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary_of(&reference)), prefix)?;
     // The frame walk refuses what the limits or the dictionary rule out, before any work.
     let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
     let micros = estimated_micros(plan);
@@ -225,7 +219,7 @@ impl Plain for DecompressPlain {
 
   fn call(env: &Env, args: &Args) -> Result<Js> {
     let (input, max_output_length, window_log_max) = (args.get(0)?, args.get(1)?, args.get(2)?);
-    decompress(*env, input, max_output_length, window_log_max, None, None, None, args.get(3)?, args.get(4)?, args.get(5)?, None)
+    decompress(*env, input, max_output_length, window_log_max, None, args.get(3)?, args.get(4)?, args.get(5)?, None)
   }
 }
 

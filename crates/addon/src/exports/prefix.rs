@@ -14,7 +14,8 @@ use napi_derive::napi;
 use zstd_pool_core::error::Failure;
 use zstd_pool_core::memory::owned;
 
-use crate::napi::throw;
+use crate::exports::reference::Reference;
+use crate::napi::{throw, ViewOr};
 
 /// A reference copied once into native memory for any number of calls on any thread. Its bytes
 /// are reported to V8, so that a dropped one is collected as its size warrants, and given back
@@ -92,22 +93,14 @@ pub enum HeldPrefix<'a> {
 }
 
 impl HeldPrefix<'_> {
-  /// The prefix of a call, held for the call; a released `PreparedPrefix` fails it.
-  ///
-  /// The calls that take a prefix take it as two arguments, a byte view (`lib/options.js`'s
-  /// `prefixBytes`) or a `Prefix`'s native object, never both. Not one argument of either type
-  /// (`Either`): napi-rs tells those apart with `napi_instanceof`, which runs the class's
-  /// `Symbol.hasInstance`, and code that reached the binding's class could define one that
-  /// shrinks or frees the input while the call holds it. A class argument of its own is
-  /// recognised by its type tag, which runs no JavaScript.
-  pub fn of<'a>(
-    bytes: Option<&'a [u8]>,
-    prepared: Option<&'a PreparedPrefix>,
-  ) -> std::result::Result<Option<HeldPrefix<'a>>, Failure> {
-    match (bytes, prepared) {
-      (Some(bytes), _) => Ok(Some(HeldPrefix::View(bytes))),
-      (None, Some(prepared)) => prepared.get().map(|shared| Some(HeldPrefix::Shared(shared))).ok_or(Failure::PrefixReleased),
-      (None, None) => Ok(None),
+  /// The prefix of a call's reference, held for the call; a released `PreparedPrefix` fails it.
+  pub fn of<'a>(reference: &Option<Reference<'a>>) -> std::result::Result<Option<HeldPrefix<'a>>, Failure> {
+    match reference {
+      Some(ViewOr::View(bytes)) => Ok(Some(HeldPrefix::View(bytes))),
+      Some(ViewOr::Second(prepared)) => {
+        prepared.get().map(|shared| Some(HeldPrefix::Shared(shared))).ok_or(Failure::PrefixReleased)
+      }
+      _ => Ok(None),
     }
   }
 

@@ -2,15 +2,15 @@
 //! area (see `napi/staging.rs`), and the area itself. Compiled only for `target_family = "wasm"`:
 //! native builds stage nothing. Separate exports, not the one-shot ones with other argument
 //! types: emnapi reads each argument in a round trip through JavaScript, and the one-shot
-//! exports' slab and workers cost a tiny call about a sixth more there (measured 2026-12-02).
+//! exports' slab arguments (with a workers argument, since folded into the settings) cost a tiny
+//! call about a sixth more there (measured 2026-12-02).
 
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::error::Failure;
 
-use crate::exports::dictionary::PreparedDictionary;
 use crate::exports::oneshot::{compress, decompress};
-use crate::exports::prefix::PreparedPrefix;
+use crate::exports::reference::Reference;
 use crate::napi::{self as raw, throw, Cancellation, Js, Target};
 
 /// A new owner of a staging area: an id to pass to the other functions here.
@@ -41,31 +41,13 @@ pub fn compress_staged(
   env: Env,
   owner: u32,
   input_length: u32,
-  level: i32,
-  checksum: bool,
-  dictionary: Option<&PreparedDictionary>,
-  tuning: Option<&[i32]>,
-  prefix: Option<&[u8]>,
-  prepared_prefix: Option<&PreparedPrefix>,
+  settings: &[i32],
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let (input, area, offset) = staged(&env, owner, input_length)?;
-  compress(
-    env,
-    input,
-    level,
-    checksum,
-    0,
-    dictionary,
-    tuning,
-    prefix,
-    prepared_prefix,
-    inline_micros,
-    Some(area),
-    offset,
-    cancellation,
-  )
+  compress(env, input, settings, reference, inline_micros, Some(area), offset, cancellation)
 }
 
 /// `decompress` under WASI, as [`compress_staged`] is `compress`.
@@ -77,24 +59,10 @@ pub fn decompress_staged(
   input_length: u32,
   max_output_length: f64,
   window_log_max: u32,
-  dictionary: Option<&PreparedDictionary>,
-  prefix: Option<&[u8]>,
-  prepared_prefix: Option<&PreparedPrefix>,
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let (input, area, offset) = staged(&env, owner, input_length)?;
-  decompress(
-    env,
-    input,
-    max_output_length,
-    window_log_max,
-    dictionary,
-    prefix,
-    prepared_prefix,
-    inline_micros,
-    Some(area),
-    offset,
-    cancellation,
-  )
+  decompress(env, input, max_output_length, window_log_max, reference, inline_micros, Some(area), offset, cancellation)
 }

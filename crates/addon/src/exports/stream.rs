@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use zstd_pool_core::compress::{CompressParams, Tuning};
+use zstd_pool_core::compress::CompressParams;
 use zstd_pool_core::decompress::Limits;
 use zstd_pool_core::error::guarded;
 use zstd_pool_core::stream::{self as core, CompressState, DecompressState, Session};
@@ -46,17 +46,10 @@ impl CompressSession {
   /// `pledged_size`, when given, is recorded in the frame header; the stream fails if the total
   /// it is given differs.
   #[napi(constructor)]
-  pub fn new(
-    env: Env,
-    level: i32,
-    checksum: bool,
-    dictionary: Option<&PreparedDictionary>,
-    tuning: Option<&[i32]>,
-    pledged_size: Option<f64>,
-  ) -> Result<Self> {
+  pub fn new(env: Env, settings: &[i32], dictionary: Option<&PreparedDictionary>, pledged_size: Option<f64>) -> Result<Self> {
     let state = guarded(|| {
-      let tuning = tuning.map(Tuning::from_pairs).transpose()?.unwrap_or_default();
-      let params = CompressParams { level, checksum, workers: 0, tuning };
+      // Streams compress on one thread: the settings' workers do not apply.
+      let params = CompressParams { workers: 0, ..CompressParams::from_settings(settings)? };
       CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)?)
     });
     if let Some(dictionary) = dictionary {

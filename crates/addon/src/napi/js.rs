@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 use std::sync::Mutex;
 
-use napi::bindgen_prelude::{FromNapiValue, JavaScriptClassExt, ToNapiValue, TypeName, ValidateNapiValue};
+use napi::bindgen_prelude::{FromNapiRef, FromNapiValue, JavaScriptClassExt, ToNapiValue, TypeName, ValidateNapiValue};
 use napi::JsValue;
 use napi::{sys, Env, ValueType};
 use napi_derive::napi;
@@ -329,6 +329,35 @@ pub fn filled_buffer(env: &Env, len: usize, fill: impl FnOnce(&mut Uninit<'_>) -
   // before `fill` returns (the codecs call none), so nothing else can touch it meanwhile.
   fill(&mut output)?;
   Ok(Js(value))
+}
+
+/// An argument that is a `Uint8Array` or an instance of one of two classes, told apart without
+/// running JavaScript: by its typed-array layout, then by the classes' type tags (under WASI, by
+/// the class recorded when the object was wrapped), as napi-rs checks a class argument of its own.
+/// Not napi-rs's `Either`, which tells classes apart with `napi_instanceof`: that runs a class's
+/// `Symbol.hasInstance`, and code that reached the binding's classes could define one that
+/// shrinks or frees another argument while the call holds it.
+pub enum ViewOr<'a, A, B> {
+  View(&'a [u8]),
+  First(&'a A),
+  Second(&'a B),
+}
+
+impl<A: FromNapiRef + 'static, B: FromNapiRef + 'static> FromNapiValue for ViewOr<'_, A, B> {
+  unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
+    // SAFETY: napi-rs calls this on the JavaScript thread, for an argument of the call it is
+    // converting, in that call's borrow scope (where a class conversion records its borrow). None
+    // of these conversions runs JavaScript, and one that fails records nothing.
+    unsafe {
+      if let Ok(view) = <&[u8]>::from_napi_value(env, value) {
+        return Ok(ViewOr::View(view));
+      }
+      if let Ok(first) = A::from_napi_ref(env, value) {
+        return Ok(ViewOr::First(first));
+      }
+      B::from_napi_ref(env, value).map(ViewOr::Second)
+    }
+  }
 }
 
 /// A Buffer that `main.js` hands native code to write a result into: the slab it keeps for

@@ -11,7 +11,10 @@
 //! - **staging areas** (`staging.rs`): the WebAssembly build's way in and out of its memory;
 //! - **exports registered by hand** (`plain.rs`): the plain one-shot calls, without napi-derive's
 //!   per-call borrow scope;
-//! - **errors** (`js.rs`): a [`Failure`] thrown or rejected as the JavaScript error it stands for.
+//! - **errors** (`js.rs`): a [`Failure`] thrown or rejected as the JavaScript error it stands for;
+//! - **arguments read by hand** (`js.rs`): the slab a result is written into (`Target`), and
+//!   `ViewOr`, a byte view or an instance of one of two classes, told apart without running
+//!   JavaScript.
 //!
 //! What the code here may assume, and what it guarantees:
 //! - Every function runs on the JavaScript thread that owns `env`, except a work item's `execute`
@@ -36,8 +39,8 @@ mod staging;
 mod work;
 
 pub use js::{
-  array, buffer_copy, error_value, filled_buffer, result_bytes, settled_array, throw, Js, Slot, Target, JS_ALLOCATES_FROM,
-  RESULTS_IN_PLACE,
+  array, buffer_copy, error_value, filled_buffer, result_bytes, settled_array, throw, Js, Slot, Target, ViewOr,
+  JS_ALLOCATES_FROM, RESULTS_IN_PLACE,
 };
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};

@@ -78,8 +78,8 @@ pub fn replace(env: &Env, owner: u32, len: usize) -> Result<sys::napi_value, Fai
   drop(take(|area| area.owner == owner));
   let mut memory = Vec::<MaybeUninit<u8>>::new();
   memory.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
-  // SAFETY: the capacity is `len`, and any bytes are valid `MaybeUninit<u8>`.
-  unsafe { memory.set_len(len) };
+  // Within the capacity reserved: no allocation, and no bytes written (they are uninit).
+  memory.resize(len, MaybeUninit::uninit());
   let mut memory = memory.into_boxed_slice();
   let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
   let mut value = ptr::null_mut();
