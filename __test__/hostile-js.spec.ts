@@ -347,9 +347,21 @@ describe('the package', () => {
     )
   })
 
-  it('keeps the native sessions internal, and they refuse a step while one is running', async () => {
-    // The binding is not public; this is the one test that loads it, to check its own guard.
+  it('keeps the native sessions internal; they refuse malformed settings, and a step while one is running', async () => {
+    // The binding is not public; this is the one test that loads it, to check its own guards.
     const binding = createRequire(import.meta.url)('../index.js')
+    // Settings the package's JavaScript never makes: too short, a checksum flag of 2, negative
+    // workers, a pair cut short.
+    for (const settings of [
+      [3, 0],
+      [3, 2, 0],
+      [3, 0, -1],
+      [3, 0, 0, 101],
+    ]) {
+      expect(() => new binding.CompressSession(Int32Array.from(settings), undefined)).toThrowError(
+        expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }),
+      )
+    }
     const session = new binding.CompressSession(Int32Array.of(3, 0, 0), undefined)
     const data = textOfLength(1 << 20)
     session.append(data)

@@ -204,6 +204,7 @@ pub fn failure_kind(failure: &Failure) -> String {
     | Failure::StreamEnded
     | Failure::StepInProgress
     | Failure::Unsupported(_)
+    | Failure::InvalidArgument(_)
     | Failure::BadDictionary(_)
     | Failure::DictionaryReleased
     | Failure::PrefixReleased

@@ -33,13 +33,13 @@ impl CompressParams {
   /// parameters as (`ZSTD_c_*` number, value) pairs.
   pub fn from_settings(settings: &[i32]) -> Result<Self, Failure> {
     let &[level, checksum, workers, ref pairs @ ..] = settings else {
-      return Err(Failure::Unsupported("compression settings start with the level, the checksum and the workers"));
+      return Err(Failure::InvalidArgument("compression settings start with the level, the checksum and the workers"));
     };
     let checksum = match checksum {
       0 | 1 => checksum == 1,
-      _ => return Err(Failure::Unsupported("a checksum flag other than 0 or 1")),
+      _ => return Err(Failure::InvalidArgument("a checksum flag other than 0 or 1")),
     };
-    let workers = u32::try_from(workers).map_err(|_| Failure::Unsupported("a negative number of workers"))?;
+    let workers = u32::try_from(workers).map_err(|_| Failure::InvalidArgument("a negative number of workers"))?;
     Ok(Self { level, checksum, workers, tuning: Tuning::from_pairs(pairs)? })
   }
 }
@@ -103,7 +103,7 @@ impl Tuning {
   pub fn from_pairs(pairs: &[i32]) -> Result<Self, Failure> {
     let mut tuning = Self::default();
     if !pairs.len().is_multiple_of(2) {
-      return Err(Failure::Unsupported("compression parameters come in (parameter, value) pairs"));
+      return Err(Failure::InvalidArgument("compression parameters come in (parameter, value) pairs"));
     }
     for pair in pairs.chunks_exact(2) {
       tuning = tuning.with(pair[0], pair[1])?;
@@ -116,7 +116,7 @@ impl Tuning {
   /// not set at all.
   pub fn with(mut self, parameter: i32, value: i32) -> Result<Self, Failure> {
     let index = param::ALL.iter().position(|&known| known == parameter);
-    let index = index.ok_or(Failure::Unsupported("an unknown compression parameter"))?;
+    let index = index.ok_or(Failure::InvalidArgument("an unknown compression parameter"))?;
     let flag = matches!(parameter, param::CONTENT_SIZE_FLAG | param::DICT_ID_FLAG);
     self.values[index] = (value != 0 || flag).then_some(value);
     Ok(self)

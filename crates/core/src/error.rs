@@ -30,6 +30,9 @@ pub enum Failure {
   StepInProgress,
   /// The build lacks a capability the call asked for.
   Unsupported(&'static str),
+  /// An argument native code cannot read as what it stands for (the package's JavaScript never
+  /// passes one; code calling the binding directly can).
+  InvalidArgument(&'static str),
   /// Dictionary bytes that libzstd cannot use.
   BadDictionary(&'static str),
   /// Training found too little to learn from.
@@ -55,6 +58,7 @@ pub enum Failure {
 pub enum ErrorClass {
   Error,
   RangeError,
+  TypeError,
 }
 
 /// How a failure reads in JavaScript.
@@ -69,7 +73,7 @@ pub struct ErrorShape {
 
 impl Failure {
   pub fn shape(&self) -> ErrorShape {
-    use ErrorClass::{Error, RangeError};
+    use ErrorClass::{Error, RangeError, TypeError};
     let (class, code, message) = match self {
       Failure::Zstd(code) => {
         let name = zstd_error_code_name(*code);
@@ -138,6 +142,7 @@ impl Failure {
         (Error, "ERR_INVALID_STATE", "zstd-pool: a stream step is still running; wait for it before the next".to_owned())
       }
       Failure::Unsupported(what) => (Error, "ERR_FEATURE_UNAVAILABLE_ON_PLATFORM", format!("zstd-pool: {what}")),
+      Failure::InvalidArgument(what) => (TypeError, "ERR_INVALID_ARG_VALUE", format!("zstd-pool: {what}")),
       Failure::Aborted => (Error, "ABORT_ERR", "The operation was aborted".to_owned()),
       Failure::Panicked => {
         (Error, "ERR_INTERNAL_ASSERTION", "zstd-pool: internal error (a panic was caught); please report it".to_owned())

@@ -51,7 +51,7 @@ impl Items {
       })
       .collect();
     if end != data.len() {
-      return Err(Failure::Unsupported("batch lengths that do not add up to its input"));
+      return Err(Failure::InvalidArgument("batch lengths that do not add up to its input"));
     }
     Ok(Self { data: owned(data)?, ends })
   }

@@ -58,7 +58,7 @@ pub(crate) fn checked(status: sys::napi_status, call: &'static str) -> Result<()
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/// The JavaScript error for `failure`: an `Error` or `RangeError` whose `code` names the cause,
+/// The JavaScript error for `failure`: an `Error`, `RangeError` or `TypeError` whose `code` names the cause,
 /// defined as its own property (so no `code` setter on `Error.prototype` runs). `None` when it
 /// could not be made; JavaScript that ran meanwhile may then have left an exception pending.
 pub fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
@@ -67,6 +67,7 @@ pub fn error_value(env: &Env, failure: &Failure) -> Option<sys::napi_value> {
   let create = match shape.class {
     ErrorClass::Error => sys::napi_create_error,
     ErrorClass::RangeError => sys::napi_create_range_error,
+    ErrorClass::TypeError => sys::napi_create_type_error,
   };
   // A message that could not be made is null, which napi_create_error reports as a status.
   // SAFETY: on the JavaScript thread of `env`; the message is a string made on it, or null.
@@ -343,7 +344,7 @@ pub enum ViewOr<'a, A, B> {
   Second(&'a B),
 }
 
-impl<A: FromNapiRef + 'static, B: FromNapiRef + 'static> FromNapiValue for ViewOr<'_, A, B> {
+impl<A: FromNapiRef + TypeName + 'static, B: FromNapiRef + TypeName + 'static> FromNapiValue for ViewOr<'_, A, B> {
   unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
     // SAFETY: napi-rs calls this on the JavaScript thread, for an argument of the call it is
     // converting, in that call's borrow scope (where a class conversion records its borrow). None
@@ -355,8 +356,12 @@ impl<A: FromNapiRef + 'static, B: FromNapiRef + 'static> FromNapiValue for ViewO
       if let Ok(first) = A::from_napi_ref(env, value) {
         return Ok(ViewOr::First(first));
       }
-      B::from_napi_ref(env, value).map(ViewOr::Second)
+      if let Ok(second) = B::from_napi_ref(env, value) {
+        return Ok(ViewOr::Second(second));
+      }
     }
+    let expected = format!("expected a Uint8Array, a {} or a {}", A::type_name(), B::type_name());
+    Err(napi::Error::new(napi::Status::InvalidArg, expected))
   }
 }
 
