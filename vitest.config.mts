@@ -14,7 +14,7 @@ export default defineConfig({
     // The package's entries load as Node loads them, not through vitest's module runner, which
     // would run main.js (imported by main.mjs) apart from the main.js that require() gives:
     // two Dictionary classes, two slabs, where Node has one module.
-    server: { deps: { external: [/\/(main|zlib|browser)\.m?js$/] } },
+    server: { deps: { external: [/\/(main|zlib|http|browser)\.m?js$/] } },
     // Some tests collect garbage on purpose, to prove that async calls do not depend on
     // the caller's buffers staying alive.
     execArgv: ['--expose-gc'],

@@ -36,6 +36,8 @@ describe('the JavaScript layers', () => {
     expect(faces.sort()).toEqual([
       'browser.mjs',
       'frame.js',
+      'http.js',
+      'http.mjs',
       'main.js',
       'main.mjs',
       'many.js',
@@ -45,7 +47,7 @@ describe('the JavaScript layers', () => {
     ])
   })
 
-  it('the ES module entries are what scripts/esm-entries.mjs makes of main.js and zlib.js (their export lists are written once)', async () => {
+  it('the ES module entries are what scripts/esm-entries.mjs makes of main.js, zlib.js and http.js (their export lists are written once)', async () => {
     const { entries } = await import('../scripts/esm-entries.mjs')
     for (const { path, text } of entries) expect(source(path), `${path}: run node scripts/esm-entries.mjs`).toBe(text)
   })

@@ -1,7 +1,7 @@
-// Writes main.mjs and zlib.mjs, the ES module entries, from the names that main.js and zlib.js
-// export: the list of a face's exports is written once, in its CommonJS module.
+// Writes main.mjs, zlib.mjs and http.mjs, the ES module entries, from the names that main.js,
+// zlib.js and http.js export: the list of a face's exports is written once, in its CommonJS module.
 //   node scripts/esm-entries.mjs           writes them
-//   node scripts/esm-entries.mjs --check   exits 1 if either is not what it would write
+//   node scripts/esm-entries.mjs --check   exits 1 if any is not what it would write
 // (npm test checks it: __test__/architecture.spec.ts.)
 
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -15,6 +15,7 @@ const require = createRequire(import.meta.url)
 const faces = [
   { esm: 'main.mjs', cjs: 'main.js', binding: 'zstd', what: 'zstd-pool' },
   { esm: 'zlib.mjs', cjs: 'zlib.js', binding: 'zlib', what: 'zstd-pool/zlib' },
+  { esm: 'http.mjs', cjs: 'http.js', binding: 'http', what: 'zstd-pool/http' },
 ]
 
 /** Names joined with ', ' into lines of at most `width` characters, each indented. */

@@ -1,0 +1,441 @@
+import http from 'node:http'
+import net from 'node:net'
+import { Readable } from 'node:stream'
+import zlib from 'node:zlib'
+import { afterAll, describe, expect, it } from 'vitest'
+
+import { createDecompressStream, decompressSync, poolStats } from 'zstd-pool'
+import { compressible, compression } from 'zstd-pool/http'
+import { corpus } from './helpers'
+
+// The negotiation is a module of plain functions; the middleware's tests go through node:http.
+const { acceptedCodings, chooseEncoding } = require('../lib/negotiate.js')
+
+const text = corpus.find(({ name }) => /\.(txt|json|html|csv)$/.test(name))?.data ?? corpus[0].data
+const body = text.subarray(0, 200_000)
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse & { flush(): void }) => void
+
+const servers: http.Server[] = []
+afterAll(() => {
+  for (const server of servers) server.close()
+})
+
+/** A node:http server on 127.0.0.1 that runs `handler` behind the middleware; its base URL. */
+async function serve(handler: Handler, options?: Parameters<typeof compression>[0]): Promise<string> {
+  const middleware = compression(options)
+  const server = http.createServer((req, res) => middleware(req, res, () => handler(req, res as never)))
+  servers.push(server)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+}
+
+interface Reply {
+  status: number
+  headers: http.IncomingHttpHeaders
+  raw: Buffer
+  body: Buffer
+}
+
+/** GET (or `method`) `url` with `headers`; the body as sent, and decoded as its Content-Encoding says. */
+function get(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk) => chunks.push(chunk))
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks)
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, raw, body: decoded(raw, res.headers['content-encoding']) })
+      })
+      res.on('error', reject)
+    })
+    request.on('error', reject)
+    request.end()
+  })
+}
+
+function decoded(raw: Buffer, encoding: string | undefined): Buffer {
+  if (encoding === 'zstd') return decompressSync(raw)
+  if (encoding === 'br') return zlib.brotliDecompressSync(raw)
+  if (encoding === 'gzip') return zlib.gunzipSync(raw)
+  return raw
+}
+
+const sendText: Handler = (_req, res) => {
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8')
+  res.end(body)
+}
+
+describe('Accept-Encoding negotiation', () => {
+  it('reads codings and q-values as RFC 9110 writes them, skipping what does not parse', () => {
+    expect([...acceptedCodings('gzip, deflate, br, zstd')]).toEqual([
+      ['gzip', 1],
+      ['deflate', 1],
+      ['br', 1],
+      ['zstd', 1],
+    ])
+    expect([...acceptedCodings(' ZSTD ; Q=0.5 ,br;q=1.000, gzip;q=0, x;q=1.5, y;q=0.1234, z;q=, ;q=1, é, *')]).toEqual([
+      ['zstd', 0.5],
+      ['br', 1],
+      ['gzip', 0],
+      ['*', 1],
+    ])
+    // A coding named twice keeps its first rating; repeated headers (an array) are one list.
+    expect([...acceptedCodings(['zstd;q=0.2', 'zstd, br'])]).toEqual([
+      ['zstd', 0.2],
+      ['br', 1],
+    ])
+    expect(acceptedCodings(undefined).size).toBe(0)
+  })
+
+  it('chooses what the client rates highest, then what the server prefers, and identity when nothing else may go', () => {
+    const offered = ['zstd', 'br', 'gzip']
+    const cases: [string | undefined, string][] = [
+      ['gzip, deflate, br, zstd', 'zstd'], // Chrome 123+, Firefox 126+
+      ['gzip, deflate, br', 'br'], // Safari before 26.3
+      ['gzip', 'gzip'],
+      [undefined, 'identity'],
+      ['', 'identity'],
+      ['zstd;q=0.5, br;q=0.9', 'br'],
+      ['zstd;q=0, gzip', 'gzip'],
+      ['*', 'zstd'],
+      ['*;q=0', 'identity'],
+      ['*;q=0, gzip', 'gzip'],
+      ['identity;q=1, zstd;q=0.5', 'identity'],
+      ['identity;q=0.5, zstd;q=0.5', 'zstd'],
+      ['identity;q=0', 'identity'],
+      ['deflate, compress', 'identity'],
+      ['gzip;q=0.5', 'gzip'],
+    ]
+    for (const [header, expected] of cases) expect(chooseEncoding(header, offered), String(header)).toBe(expected)
+    expect(chooseEncoding('gzip, br, zstd', ['gzip', 'zstd'])).toBe('gzip')
+  })
+
+  it('reads a bounded part of a huge or hostile header, and never throws', () => {
+    const huge = Array.from({ length: 100_000 }, (_, i) => `c${i};q=0.${i % 1000}`).join(', ')
+    expect(chooseEncoding(`${huge}, zstd`, ['zstd'])).toBe('identity')
+    expect(chooseEncoding(`zstd;q=0.1, ${huge}`, ['zstd'])).toBe('zstd')
+    for (const hostile of [
+      ';;;,,,',
+      'q=1',
+      'zstd;q=1;q=0',
+      'zstd;q',
+      '\u0000zstd',
+      'zstd\u00e9',
+      'zstd;q=0.5=1',
+      ','.repeat(1e5),
+    ]) {
+      expect(() => chooseEncoding(hostile, ['zstd', 'gzip'])).not.toThrow()
+    }
+  })
+})
+
+describe('compression() with node:http', () => {
+  it('answers zstd, br, gzip or identity as the request allows, with the same body', async () => {
+    const base = await serve(sendText)
+    for (const [accept, encoding] of [
+      ['gzip, deflate, br, zstd', 'zstd'],
+      ['gzip, deflate, br', 'br'],
+      ['gzip', 'gzip'],
+      ['', undefined],
+    ] as const) {
+      const reply = await get(base, { 'accept-encoding': accept })
+      expect(reply.headers['content-encoding'], accept).toBe(encoding)
+      expect(reply.headers.vary).toBe('Accept-Encoding')
+      expect(reply.body.equals(body)).toBe(true)
+      if (encoding) {
+        expect(reply.headers['content-length']).toBeUndefined()
+        expect(reply.raw.length).toBeLessThan(body.length / 2)
+      } else {
+        expect(reply.headers['content-length']).toBe(String(body.length))
+      }
+    }
+  })
+
+  it('offers the codings of options.encodings, in its order', async () => {
+    const base = await serve(sendText, { encodings: ['gzip', 'zstd'] })
+    expect((await get(base, { 'accept-encoding': 'zstd, gzip, br' })).headers['content-encoding']).toBe('gzip')
+    expect((await get(base, { 'accept-encoding': 'br' })).headers['content-encoding']).toBeUndefined()
+  })
+
+  it('leaves alone HEAD, 204 and 304, no-transform, encoded bodies, small bodies and types that do not compress', async () => {
+    const base = await serve((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x')
+      const type = url.searchParams.get('type') ?? 'text/plain'
+      res.setHeader('Content-Type', type)
+      const status = Number(url.searchParams.get('status') ?? 200)
+      if (url.searchParams.has('cache')) res.setHeader('Cache-Control', url.searchParams.get('cache') as string)
+      if (url.searchParams.has('encoded')) {
+        res.setHeader('Content-Encoding', 'gzip')
+        res.end(zlib.gzipSync(body))
+        return
+      }
+      if (url.searchParams.has('length')) {
+        const length = Number(url.searchParams.get('length'))
+        res.writeHead(status, { 'Content-Length': length })
+        res.end(body.subarray(0, length))
+        return
+      }
+      res.statusCode = status
+      res.end(
+        status === 204 || status === 304 ? undefined : body.subarray(0, Number(url.searchParams.get('size') ?? body.length)),
+      )
+    })
+    const accept = { 'accept-encoding': 'zstd' }
+    const plain = async (path: string, method = 'GET') => (await get(base + path, accept, method)).headers['content-encoding']
+    expect(await plain('/')).toBe('zstd')
+    expect(await plain('/', 'HEAD')).toBeUndefined()
+    expect(await plain('/?status=204')).toBeUndefined()
+    expect(await plain('/?status=304')).toBeUndefined()
+    expect(await plain('/?cache=public,%20no-transform')).toBeUndefined()
+    expect(await plain('/?encoded')).toBe('gzip')
+    expect(await plain('/?type=image/png')).toBeUndefined()
+    expect(await plain('/?type=application/json')).toBe('zstd')
+    expect(await plain('/?type=image/svg%2Bxml')).toBe('zstd')
+    expect(await plain('/?type=application/vnd.api%2Bjson')).toBe('zstd')
+    expect(await plain('/?size=1023')).toBeUndefined()
+    expect(await plain('/?size=1024')).toBe('zstd')
+    expect(await plain('/?length=500')).toBeUndefined()
+    const whole = await get(`${base}/?length=5000`, accept)
+    expect(whole.headers['content-encoding']).toBe('zstd')
+    expect(whole.body.equals(body.subarray(0, 5000))).toBe(true)
+  })
+
+  it('takes headers given to writeHead, keeps Vary as it is, and compresses what the filter says', async () => {
+    const base = await serve(
+      (_req, res) => {
+        res.setHeader('Vary', 'Origin')
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'X-Zip': 'yes' })
+        res.end(body)
+      },
+      { filter: (_req, res) => res.getHeader('X-Zip') === 'yes' || compressible(_req, res) },
+    )
+    const reply = await get(base, { 'accept-encoding': 'zstd' })
+    expect(reply.headers['content-encoding']).toBe('zstd')
+    expect(reply.headers.vary).toBe('Origin, Accept-Encoding')
+    expect(reply.body.equals(body)).toBe(true)
+  })
+
+  it('streams: flush() sends each event to the client before the response ends', async () => {
+    let next: () => void = () => {}
+    const base = await serve(async (_req, res) => {
+      res.setHeader('Content-Type', 'text/event-stream')
+      for (let i = 0; i < 3; i++) {
+        const acknowledged = new Promise<void>((resolve) => (next = resolve))
+        res.write(`data: event ${i}\n\n`)
+        res.flush()
+        await acknowledged
+      }
+      res.end()
+    })
+    const events: string[] = []
+    await new Promise<void>((resolve, reject) => {
+      http.get(base, { headers: { 'accept-encoding': 'zstd' } }, (res) => {
+        expect(res.headers['content-encoding']).toBe('zstd')
+        const decoder = createDecompressStream()
+        res.pipe(decoder)
+        decoder.on('data', (chunk: Buffer) => {
+          events.push(chunk.toString())
+          // The server waits for this before it writes the next event: without the flush, the
+          // event would sit in the encoder and this would never run.
+          next()
+        })
+        decoder.on('end', resolve)
+        decoder.on('error', reject)
+      })
+    })
+    expect(events.join('')).toBe('data: event 0\n\ndata: event 1\n\ndata: event 2\n\n')
+  })
+
+  it("keeps backpressure: write() returns false when the encoder is full, and 'drain' comes", async () => {
+    const large = Buffer.concat(Array.from({ length: 40 }, () => body))
+    let sawFalse = false
+    let drains = 0
+    const base = await serve((_req, res) => {
+      res.setHeader('Content-Type', 'text/plain')
+      res.on('drain', () => drains++)
+      let at = 0
+      const pump = () => {
+        while (at < large.length) {
+          const ok = res.write(large.subarray(at, at + 65536))
+          at += 65536
+          if (!ok) {
+            sawFalse = true
+            res.once('drain', pump)
+            return
+          }
+        }
+        res.end()
+      }
+      pump()
+    })
+    const reply = await get(base, { 'accept-encoding': 'zstd' })
+    expect(reply.body.equals(large)).toBe(true)
+    expect(sawFalse).toBe(true)
+    expect(drains).toBeGreaterThan(0)
+  })
+
+  it('compresses a stream piped into the response', async () => {
+    const large = Buffer.concat(Array.from({ length: 20 }, () => body))
+    const base = await serve((_req, res) => {
+      res.setHeader('Content-Type', 'application/json')
+      Readable.from(
+        (function* chunks() {
+          for (let at = 0; at < large.length; at += 10_000) yield large.subarray(at, at + 10_000)
+        })(),
+      ).pipe(res)
+    })
+    for (const accept of ['zstd', 'br', 'gzip']) {
+      const reply = await get(base, { 'accept-encoding': accept })
+      expect(reply.headers['content-encoding']).toBe(accept)
+      expect(reply.body.equals(large)).toBe(true)
+    }
+  })
+
+  it('frees the encoder of a client that goes away mid-response', async () => {
+    const base = await serve((_req, res) => {
+      res.setHeader('Content-Type', 'text/plain')
+      res.write(body)
+      res.flush()
+      // Never ends: the client leaves.
+    })
+    const before = poolStats().compressors.inUse
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(
+        Array.from(
+          { length: 50 },
+          () =>
+            new Promise<void>((resolve) => {
+              const request = http.get(base, { headers: { 'accept-encoding': 'zstd' } }, (res) => {
+                res.once('data', () => request.destroy())
+              })
+              request.on('close', () => resolve())
+              request.on('error', () => {})
+            }),
+        ),
+      )
+    }
+    // The server sees each close a little after the client.
+    for (let i = 0; i < 100 && poolStats().compressors.inUse > before; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(poolStats().compressors.inUse).toBe(before)
+  })
+
+  it('survives end() twice, write() after end() and a handler that fails after the headers went', async () => {
+    let writeError: unknown
+    const base = await serve((req, res) => {
+      res.setHeader('Content-Type', 'text/plain')
+      if (req.url === '/twice') {
+        res.end(body)
+        res.end(body)
+        res.write('more', (error) => (writeError = error))
+        return
+      }
+      res.write(body.subarray(0, 5000))
+      res.flush()
+      setImmediate(() => res.destroy(new Error('the handler failed')))
+    })
+    const reply = await get(`${base}/twice`, { 'accept-encoding': 'zstd' })
+    expect(reply.body.equals(body)).toBe(true)
+    expect(writeError).toMatchObject({ code: 'ERR_STREAM_WRITE_AFTER_END' })
+    await expect(get(`${base}/fails`, { 'accept-encoding': 'zstd' })).rejects.toThrow()
+    expect((await get(`${base}/twice`, { 'accept-encoding': 'zstd' })).body.equals(body)).toBe(true)
+  })
+
+  it('answers hostile Accept-Encoding headers (huge, repeated, not ASCII) without failing', async () => {
+    const base = await serve(sendText)
+    const { port } = new URL(base)
+    const raw = (lines: string[]) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => {
+          // Not end(): a client that half-closes its side is one Node's server stops answering.
+          socket.write(`GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${lines.join('\r\n')}\r\n\r\n`, 'latin1')
+        })
+        const chunks: Buffer[] = []
+        socket.on('data', (chunk) => chunks.push(chunk))
+        socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')))
+        socket.on('error', reject)
+      })
+    const statusAndEncoding = (response: string) => [
+      response.slice(9, 12),
+      /\r\ncontent-encoding: (\S+)/i.exec(response.split('\r\n\r\n')[0])?.[1],
+    ]
+    // About 14 KB: Node refuses request headers past 16 KiB (431) before any handler runs.
+    const qvalues = Array.from({ length: 1800 }, (_, i) => `x;q=0.${i % 10}`).join(',')
+    expect(statusAndEncoding(await raw([`Accept-Encoding: ${qvalues}, zstd`]))).toEqual(['200', undefined])
+    expect(statusAndEncoding(await raw(['Accept-Encoding: br', 'Accept-Encoding: zstd;q=0.5']))).toEqual(['200', 'br'])
+    expect(statusAndEncoding(await raw(['Accept-Encoding: zst\u00e9, gzip\u00ff, zstd']))).toEqual(['200', 'zstd'])
+    expect(statusAndEncoding(await raw(['Accept-Encoding: ;;;;,,,;q=;q=1,q']))).toEqual(['200', undefined])
+  })
+
+  it('checks its options when it is made', () => {
+    expect(() => compression({ encodings: ['zstd', 'deflate'] as never })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }),
+    )
+    expect(() => compression({ encodings: [] })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
+    expect(() => compression({ threshold: -1 })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    expect(() => compression({ filter: 'text' as never })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
+    expect(() => compression({ zstd: { level: 99 } })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    expect(() => compression(7 as never)).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
+  })
+})
+
+describe('compression() in Express and Fastify', () => {
+  const records = { items: Array.from({ length: 500 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] })) }
+
+  /** The responses every framework gives: text, JSON, a stream, and a small body. */
+  async function checkApp(base: string) {
+    for (const accept of ['zstd', 'br', 'gzip']) {
+      const textReply = await get(`${base}/text`, { 'accept-encoding': accept })
+      expect(textReply.headers['content-encoding']).toBe(accept)
+      expect(textReply.body.equals(body)).toBe(true)
+    }
+    const json = await get(`${base}/json`, { 'accept-encoding': 'gzip, deflate, br, zstd' })
+    expect(json.headers['content-encoding']).toBe('zstd')
+    expect(json.headers.vary).toMatch(/Accept-Encoding/)
+    expect(JSON.parse(json.body.toString())).toEqual(records)
+    const streamed = await get(`${base}/stream`, { 'accept-encoding': 'zstd' })
+    expect(streamed.headers['content-encoding']).toBe('zstd')
+    expect(streamed.body.equals(body)).toBe(true)
+    const small = await get(`${base}/small`, { 'accept-encoding': 'zstd' })
+    expect(small.headers['content-encoding']).toBeUndefined()
+    expect(small.body.toString()).toBe('small')
+    const head = await get(`${base}/text`, { 'accept-encoding': 'zstd' }, 'HEAD')
+    expect(head.headers['content-encoding']).toBeUndefined()
+  }
+
+  it('Express: app.use(compression())', async () => {
+    const { default: express } = await import('express')
+    const app = express()
+    app.use(compression())
+    app.get('/text', (_req, res) => res.type('text').send(body))
+    app.get('/json', (_req, res) => res.json(records))
+    app.get('/stream', (_req, res) => {
+      res.type('text')
+      Readable.from([body.subarray(0, 1000), body.subarray(1000)]).pipe(res)
+    })
+    app.get('/small', (_req, res) => res.type('text').send('small'))
+    const server = app.listen(0, '127.0.0.1')
+    servers.push(server)
+    await new Promise((resolve) => server.once('listening', resolve))
+    await checkApp(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}`)
+  })
+
+  it("Fastify: the middleware in an onRequest hook, on Fastify's raw request and response", async () => {
+    const { default: Fastify } = await import('fastify')
+    const app = Fastify()
+    const middleware = compression()
+    app.addHook('onRequest', (request, reply, done) => middleware(request.raw, reply.raw, done))
+    app.get('/text', (_request, reply) => reply.type('text/plain').send(body))
+    app.get('/json', () => records)
+    app.get('/stream', (_request, reply) =>
+      reply.type('text/plain').send(Readable.from([body.subarray(0, 1000), body.subarray(1000)])),
+    )
+    app.get('/small', (_request, reply) => reply.type('text/plain').send('small'))
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    try {
+      await checkApp(`http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`)
+    } finally {
+      await app.close()
+    }
+  })
+})

@@ -1,0 +1,38 @@
+// The API of zstd-pool/http (http.js, http.mjs): compressed HTTP responses for node:http, Express, Connect and Fastify.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { BrotliOptions, ZlibOptions } from 'node:zlib'
+import type { CompressStreamOptions } from './main'
+
+/** A content coding the middleware answers with. */
+export type Encoding = 'zstd' | 'br' | 'gzip'
+
+export interface CompressionOptions {
+  /** Bodies known to be smaller than this many bytes (by `Content-Length`, or given whole to `end()`) go as they are. Default: 1024. */
+  threshold?: number
+  /** The codings offered, in the server's order of preference (the client's q-values come first). Default: `['zstd', 'br', 'gzip']`. */
+  encodings?: readonly Encoding[]
+  /** Whether to compress a response (once its headers are set); default: `compressible`, by `Content-Type`. */
+  filter?: (req: IncomingMessage, res: ServerResponse) => boolean
+  /** The zstd stream's options. Default: level 3. */
+  zstd?: CompressStreamOptions
+  /** node:zlib's Brotli options. Default: quality 4 (`BROTLI_PARAM_QUALITY`), as fast as gzip's default. */
+  brotli?: BrotliOptions
+  /** node:zlib's gzip options. Default: node:zlib's (level 6). */
+  gzip?: ZlibOptions
+}
+
+/** The response, as the middleware leaves it: `flush()` sends what was written so far to the client. */
+export interface CompressedResponse extends ServerResponse {
+  flush(): void
+}
+
+/**
+ * A middleware that compresses responses as the request's `Accept-Encoding` allows: `app.use(compression())` (Express,
+ * Connect), or `compression()(req, res, () => handler(req, res))` (node:http).
+ */
+export declare function compression(
+  options?: CompressionOptions,
+): (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void
+
+/** The default filter: whether the response's `Content-Type` is text, JSON, XML, JavaScript, SVG or WebAssembly. */
+export declare function compressible(req: IncomingMessage, res: ServerResponse): boolean

@@ -1,0 +1,232 @@
+'use strict'
+// zstd-pool/http: compressed HTTP responses for node:http, Express, Connect and Fastify
+// (`compression(options)`), negotiated from Accept-Encoding (lib/negotiate.js): zstd through this
+// package's compression stream, br and gzip through node:zlib for clients without zstd, identity
+// otherwise. See docs/http.md.
+
+const zlib = require('node:zlib')
+
+const { coded, invalidType, invalidValue } = require('./lib/errors.js')
+const { chooseEncoding } = require('./lib/negotiate.js')
+const { integer, optionsObject } = require('./lib/validate.js')
+const { createCompressStream } = require('./stream.js')
+
+/** The codings the middleware can answer with, in its default order of preference. */
+const ENCODINGS = ['zstd', 'br', 'gzip']
+
+/** The content types compressed by default: text, and the structured and script types sent as
+ * text (what the `compression` middleware's `compressible` list holds, in a few patterns). */
+const COMPRESSIBLE =
+  /^(?:text\/|application\/(?:json|javascript|ecmascript|x-javascript|xml|xhtml\+xml|rss\+xml|atom\+xml|manifest\+json|ld\+json|x-ndjson|graphql-response\+json|wasm|x-www-form-urlencoded)\b|image\/svg\+xml\b|[a-z]+\/[^;\s]+\+(?:json|xml|text)\b)/i
+
+/** Whether the response's Content-Type is one compressed by default (`options.filter`'s default). */
+function compressible(_req, res) {
+  const type = res.getHeader('Content-Type')
+  return typeof type === 'string' && COMPRESSIBLE.test(type)
+}
+
+/** The middleware's options, checked once when it is made. */
+function readOptions(options) {
+  const object = optionsObject(options, 'options', 'an object of compression options') ?? {}
+  const { threshold = 1024, encodings = ENCODINGS, filter = compressible, zstd = {}, brotli, gzip } = object
+  if (!Array.isArray(encodings) || encodings.length === 0) {
+    throw invalidType('options.encodings', `a non-empty array of ${ENCODINGS.map((name) => `'${name}'`).join(', ')}`, encodings)
+  }
+  for (const [i, name] of encodings.entries()) {
+    if (!ENCODINGS.includes(name)) throw invalidValue(`options.encodings[${i}]`, `one of ${ENCODINGS.join(', ')}`, name)
+  }
+  if (typeof filter !== 'function') throw invalidType('options.filter', 'of type function', filter)
+  const streams = {
+    zstd: optionsObject(zstd, 'options.zstd', 'an object of compress stream options'),
+    br: optionsObject(brotli, 'options.brotli', 'an object of node:zlib Brotli options'),
+    gzip: optionsObject(gzip, 'options.gzip', 'an object of node:zlib options'),
+  }
+  // Made once now, so that bad stream options fail here rather than on a request.
+  createCompressStream(streams.zstd).destroy()
+  return {
+    threshold: integer(threshold, 'options.threshold', 0, Number.MAX_SAFE_INTEGER),
+    encodings: [...encodings],
+    filter,
+    streams,
+  }
+}
+
+/** A compression stream for `encoding`. */
+function encoder(encoding, streams) {
+  if (encoding === 'zstd') return createCompressStream(streams.zstd)
+  if (encoding === 'br') {
+    const params = { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, ...streams.br?.params }
+    return zlib.createBrotliCompress({ ...streams.br, params })
+  }
+  return zlib.createGzip(streams.gzip)
+}
+
+/** Whether a response of this request and status can carry a body worth encoding. */
+function hasBody(req, res) {
+  const status = res.statusCode
+  return req.method !== 'HEAD' && status !== 204 && status !== 304 && !(status >= 100 && status < 200)
+}
+
+/** `value`'s header list, as a lowercased array of its comma-separated members. */
+function members(value) {
+  const text = Array.isArray(value) ? value.join(',') : String(value ?? '')
+  return text
+    .split(',')
+    .map((member) => member.trim().toLowerCase())
+    .filter(Boolean)
+}
+
+/** Adds `field` to the response's Vary, unless it is there (or Vary is `*`). */
+function vary(res, field) {
+  const before = res.getHeader('Vary')
+  const present = members(before)
+  if (present.includes('*') || present.includes(field.toLowerCase())) return
+  res.setHeader('Vary', present.length === 0 ? field : `${Array.isArray(before) ? before.join(', ') : before}, ${field}`)
+}
+
+/** The length in bytes of a chunk given to write() or end(). */
+function chunkLength(chunk, encoding) {
+  if (chunk === undefined || chunk === null || typeof chunk === 'function') return 0
+  return typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk.length
+}
+
+/**
+ * A middleware `(req, res, next)` that compresses responses as the request's Accept-Encoding
+ * allows (see docs/http.md): for Express and Connect (`app.use(compression())`), Fastify (through
+ * @fastify/middie or its raw hooks), or node:http (`compression()(req, res, () => handler(req, res))`).
+ */
+function compression(options) {
+  const config = readOptions(options)
+  return function zstdPoolCompression(req, res, next) {
+    compress(req, res, config)
+    if (typeof next === 'function') next()
+  }
+}
+
+/** Wraps `res` so that its body goes through an encoder when the response, once its headers are
+ * known, should be encoded. */
+function compress(req, res, config) {
+  const original = { write: res.write, end: res.end, writeHead: res.writeHead, on: res.on }
+  let decided = false
+  let stream = null
+  let ended = false
+  // The length of a body given whole to end(), before any header was sent.
+  let endLength
+  const drainListeners = []
+
+  function decide() {
+    decided = true
+    if (!hasBody(req, res) || !safeFilter(config.filter, req, res)) return
+    vary(res, 'Accept-Encoding')
+    if (alreadyEncoded(res) || noTransform(res)) return
+    const declared = Number(res.getHeader('Content-Length'))
+    const length = endLength ?? (Number.isFinite(declared) && res.hasHeader('Content-Length') ? declared : undefined)
+    if (length !== undefined && length < config.threshold) return
+    const encoding = chooseEncoding(req.headers['accept-encoding'], config.encodings)
+    if (encoding === 'identity') return
+    res.setHeader('Content-Encoding', encoding)
+    res.removeHeader('Content-Length')
+    stream = encoder(encoding, config.streams)
+    for (const listener of drainListeners) stream.on('drain', listener)
+    stream.on('data', (chunk) => {
+      if (original.write.call(res, chunk) === false) stream.pause()
+    })
+    stream.on('end', () => original.end.call(res))
+    stream.on('error', (error) => res.destroy(error))
+    original.on.call(res, 'drain', () => stream.resume())
+    // A client that goes away mid-response: the encoder (and its native context) goes too.
+    original.on.call(res, 'close', () => {
+      if (!stream.writableFinished || !stream.readableEnded) stream.destroy()
+    })
+  }
+
+  res.writeHead = function writeHead(status, ...rest) {
+    if (!decided) {
+      if (typeof status === 'number') res.statusCode = status
+      // Headers given here are set first, so that the decision sees them.
+      const headers = typeof rest[0] === 'string' ? rest[1] : rest[0]
+      if (headers && typeof headers === 'object') {
+        setAll(res, headers)
+        rest = typeof rest[0] === 'string' ? [rest[0]] : []
+      }
+      decide()
+    }
+    return original.writeHead.call(this, status, ...rest)
+  }
+
+  res.write = function write(chunk, encoding, callback) {
+    if (ended) return writeAfterEnd(this, stream, original, chunk, encoding, callback)
+    if (!decided && !res.headersSent) decide()
+    return stream === null ? original.write.call(this, chunk, encoding, callback) : stream.write(chunk, encoding, callback)
+  }
+
+  res.end = function end(chunk, encoding, callback) {
+    // Ending twice ends nothing more (as Node's res.end); an encoded body is still being written.
+    if (ended) return stream === null ? original.end.call(this, chunk, encoding, callback) : this
+    ended = true
+    if (!decided && !res.headersSent) {
+      endLength = chunkLength(chunk, encoding)
+      decide()
+    }
+    if (stream === null) return original.end.call(this, chunk, encoding, callback)
+    if (typeof chunk === 'function') stream.end(chunk)
+    else stream.end(chunk, encoding, callback)
+    return this
+  }
+
+  res.on = function on(event, listener) {
+    if (event !== 'drain') return original.on.call(this, event, listener)
+    // 'drain' means the encoder took what it was given (as write()'s return value says).
+    if (stream !== null) stream.on('drain', listener)
+    else if (!decided) drainListeners.push(listener)
+    else original.on.call(this, event, listener)
+    return this
+  }
+  res.addListener = res.on
+
+  /** Sends what was written so far down to the client (server-sent events, long polls). */
+  res.flush = function flush() {
+    if (stream !== null) stream.flush()
+  }
+}
+
+/** write() after end(): as Node answers it for an unencoded body; for an encoded one, the
+ * callback (if any) gets Node's ERR_STREAM_WRITE_AFTER_END and nothing reaches the body, which the
+ * encoder is still finishing. */
+function writeAfterEnd(res, stream, original, chunk, encoding, callback) {
+  if (stream === null) return original.write.call(res, chunk, encoding, callback)
+  const done = typeof encoding === 'function' ? encoding : callback
+  if (typeof done === 'function') {
+    process.nextTick(done, coded(new Error('write after end'), 'ERR_STREAM_WRITE_AFTER_END'))
+  }
+  return false
+}
+
+/** The filter's answer; a filter that throws leaves the response as it is. */
+function safeFilter(filter, req, res) {
+  try {
+    return Boolean(filter(req, res))
+  } catch {
+    return false
+  }
+}
+
+function alreadyEncoded(res) {
+  const encoding = res.getHeader('Content-Encoding')
+  return encoding !== undefined && members(encoding).some((member) => member !== 'identity')
+}
+
+function noTransform(res) {
+  return members(res.getHeader('Cache-Control')).includes('no-transform')
+}
+
+/** Sets each of `headers` (an object, or a flat array of names and values) on `res`. */
+function setAll(res, headers) {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1])
+    return
+  }
+  for (const name of Object.keys(headers)) if (headers[name] !== undefined) res.setHeader(name, headers[name])
+}
+
+module.exports = { compressible, compression }

@@ -1,0 +1,76 @@
+'use strict'
+// Content negotiation for HTTP responses (http.js): which content coding to answer a request's
+// Accept-Encoding with, as RFC 9110 (sections 12.4.2 and 12.5.3) says. Plain functions of
+// strings: no Node modules, nothing of the request object read here.
+
+/** The longest Accept-Encoding read: a browser's is under 100 bytes. Past this the rest is not
+ * read (a header of thousands of entries costs a bounded parse, not a quadratic one). */
+const MAX_HEADER = 4096
+
+/** The most codings read from one header. */
+const MAX_CODINGS = 64
+
+/** A qvalue: "0" to "1", with at most three decimals (RFC 9110, 12.4.2). */
+const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
+
+/** A coding's name: an RFC 9110 token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/**
+ * The codings `header` (an Accept-Encoding value: a string, an array of them, or undefined)
+ * names, lowercased, with their quality (0 to 1). An entry that does not parse is skipped, as if
+ * it were not there; a coding named twice keeps its first quality.
+ */
+function acceptedCodings(header) {
+  const accepted = new Map()
+  const text = typeof header === 'string' ? header : Array.isArray(header) ? header.join(',') : ''
+  const entries = text.slice(0, MAX_HEADER).split(',', MAX_CODINGS)
+  for (const entry of entries) {
+    const [name, ...parameters] = entry.split(';')
+    const coding = name.trim().toLowerCase()
+    if (!TOKEN.test(coding) || accepted.has(coding)) continue
+    const quality = qualityOf(parameters)
+    if (quality !== undefined) accepted.set(coding, quality)
+  }
+  return accepted
+}
+
+/** The quality the parameters of one entry give (1 when none does); undefined if malformed. */
+function qualityOf(parameters) {
+  let quality = 1
+  for (const parameter of parameters) {
+    const [key, value = '', ...rest] = parameter.split('=')
+    if (key.trim().toLowerCase() !== 'q') continue
+    const text = value.trim()
+    if (rest.length > 0 || !QVALUE.test(text)) return undefined
+    quality = Number(text)
+  }
+  return quality
+}
+
+/**
+ * The coding to answer with: the one of `offered` (in the server's order of preference) that
+ * `header` rates highest, ties going to the earlier of `offered`; 'identity' when the client rates
+ * none of them above 0, or rates identity higher. A coding the client does not name is rated as
+ * `*` is, else 0; identity, when neither it nor `*` is named, as the lowest rating the client
+ * gave (so any coding it names is as good).
+ */
+function chooseEncoding(header, offered) {
+  const accepted = acceptedCodings(header)
+  if (accepted.size === 0) return 'identity'
+  const any = accepted.get('*')
+  let best = 'identity'
+  let bestQuality = 0
+  for (const coding of offered) {
+    const quality = accepted.get(coding) ?? any ?? 0
+    if (quality > bestQuality) {
+      best = coding
+      bestQuality = quality
+    }
+  }
+  if (best === 'identity') return best
+  const identity = accepted.get('identity') ?? any ?? Math.min(...accepted.values())
+  return bestQuality >= identity ? best : 'identity'
+}
+
+module.exports = { acceptedCodings, chooseEncoding }
