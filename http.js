@@ -15,7 +15,7 @@ const { createCompressStream } = require('./stream.js')
 const ENCODINGS = ['zstd', 'br', 'gzip']
 
 /** The content types compressed by default: text, and the structured and script types sent as
- * text (what the `compression` middleware's `compressible` list holds, in a few patterns). */
+ * text: the kinds of type that the `compression` middleware compresses by default, as a few patterns. */
 const COMPRESSIBLE =
   /^(?:text\/|application\/(?:json|javascript|ecmascript|x-javascript|xml|xhtml\+xml|rss\+xml|atom\+xml|manifest\+json|ld\+json|x-ndjson|graphql-response\+json|wasm|x-www-form-urlencoded)\b|image\/svg\+xml\b|[a-z]+\/[^;\s]+\+(?:json|xml|text)\b)/i
 
@@ -27,6 +27,7 @@ function compressible(_req, res) {
 
 /** The middleware's options, checked once when it is made. */
 function readOptions(options) {
+  if (Array.isArray(options)) throw invalidType('options', 'an object of compression options', options)
   const object = optionsObject(options, 'options', 'an object of compression options') ?? {}
   const { threshold = 1024, encodings = ENCODINGS, filter = compressible, zstd = {}, brotli, gzip } = object
   if (!Array.isArray(encodings) || encodings.length === 0) {
@@ -41,8 +42,8 @@ function readOptions(options) {
     br: optionsObject(brotli, 'options.brotli', 'an object of node:zlib Brotli options'),
     gzip: optionsObject(gzip, 'options.gzip', 'an object of node:zlib options'),
   }
-  // Made once now, so that bad stream options fail here rather than on a request.
-  createCompressStream(streams.zstd).destroy()
+  // Each encoder made once now, so that bad options fail here rather than on a request.
+  for (const encoding of ENCODINGS) encoder(encoding, streams).destroy()
   return {
     threshold: integer(threshold, 'options.threshold', 0, Number.MAX_SAFE_INTEGER),
     encodings: [...encodings],
@@ -59,12 +60,6 @@ function encoder(encoding, streams) {
     return zlib.createBrotliCompress({ ...streams.br, params })
   }
   return zlib.createGzip(streams.gzip)
-}
-
-/** Whether a response of this request and status can carry a body worth encoding. */
-function hasBody(req, res) {
-  const status = res.statusCode
-  return req.method !== 'HEAD' && status !== 204 && status !== 304 && !(status >= 100 && status < 200)
 }
 
 /** `value`'s header list, as a lowercased array of its comma-separated members. */
@@ -106,19 +101,21 @@ function compression(options) {
 /** Wraps `res` so that its body goes through an encoder when the response, once its headers are
  * known, should be encoded. */
 function compress(req, res, config) {
-  const original = { write: res.write, end: res.end, writeHead: res.writeHead, on: res.on }
+  const original = { write: res.write, end: res.end, writeHead: res.writeHead }
   let decided = false
   let stream = null
   let ended = false
   // The length of a body given whole to end(), before any header was sent.
   let endLength
-  const drainListeners = []
 
   function decide() {
     decided = true
-    if (!hasBody(req, res) || !safeFilter(config.filter, req, res)) return
+    // A 304 carries the Vary of the response it stands for (RFC 9110, 15.4.5).
+    if (res.statusCode === 304) return vary(res, 'Accept-Encoding')
+    if (res.statusCode === 204 || (res.statusCode >= 100 && res.statusCode < 200)) return
+    if (!safeFilter(config.filter, req, res)) return
     vary(res, 'Accept-Encoding')
-    if (alreadyEncoded(res) || noTransform(res)) return
+    if (req.method === 'HEAD' || isPartial(res) || alreadyEncoded(res) || noTransform(res)) return
     const declared = Number(res.getHeader('Content-Length'))
     const length = endLength ?? (Number.isFinite(declared) && res.hasHeader('Content-Length') ? declared : undefined)
     if (length !== undefined && length < config.threshold) return
@@ -126,18 +123,29 @@ function compress(req, res, config) {
     if (encoding === 'identity') return
     res.setHeader('Content-Encoding', encoding)
     res.removeHeader('Content-Length')
+    weakenETag(res)
     stream = encoder(encoding, config.streams)
-    for (const listener of drainListeners) stream.on('drain', listener)
     stream.on('data', (chunk) => {
       if (original.write.call(res, chunk) === false) stream.pause()
     })
     stream.on('end', () => original.end.call(res))
     stream.on('error', (error) => res.destroy(error))
-    original.on.call(res, 'drain', () => stream.resume())
+    res.on('drain', () => stream.resume())
+    // 'drain' on the response means that the encoder took what it was given, as write()'s
+    // return value said; the response's own drains resume the encoder's output.
+    stream.on('drain', () => res.emit('drain'))
     // A client that goes away mid-response: the encoder (and its native context) goes too.
-    original.on.call(res, 'close', () => {
+    res.on('close', () => {
       if (!stream.writableFinished || !stream.readableEnded) stream.destroy()
     })
+  }
+
+  /** Decides, if the response's headers were not sent yet; an encoded response's headers are then
+   * sent (committed, as Node commits them at the first write). */
+  function decideNow() {
+    if (decided || res.headersSent) return
+    decide()
+    if (stream !== null) original.writeHead.call(res, res.statusCode)
   }
 
   res.writeHead = function writeHead(status, ...rest) {
@@ -156,38 +164,53 @@ function compress(req, res, config) {
 
   res.write = function write(chunk, encoding, callback) {
     if (ended) return writeAfterEnd(this, stream, original, chunk, encoding, callback)
-    if (!decided && !res.headersSent) decide()
+    decideNow()
     return stream === null ? original.write.call(this, chunk, encoding, callback) : stream.write(chunk, encoding, callback)
   }
 
   res.end = function end(chunk, encoding, callback) {
-    // Ending twice ends nothing more (as Node's res.end); an encoded body is still being written.
-    if (ended) return stream === null ? original.end.call(this, chunk, encoding, callback) : this
+    if (ended) return endAgain(this, stream, original, chunk, encoding, callback)
     ended = true
-    if (!decided && !res.headersSent) {
-      endLength = chunkLength(chunk, encoding)
-      decide()
-    }
+    if (!decided && !res.headersSent) endLength = chunkLength(chunk, encoding)
+    decideNow()
     if (stream === null) return original.end.call(this, chunk, encoding, callback)
     if (typeof chunk === 'function') stream.end(chunk)
     else stream.end(chunk, encoding, callback)
     return this
   }
 
-  res.on = function on(event, listener) {
-    if (event !== 'drain') return original.on.call(this, event, listener)
-    // 'drain' means the encoder took what it was given (as write()'s return value says).
-    if (stream !== null) stream.on('drain', listener)
-    else if (!decided) drainListeners.push(listener)
-    else original.on.call(this, event, listener)
-    return this
-  }
-  res.addListener = res.on
+  // Ended as soon as end() is called, as Node's response says, while the encoder finishes.
+  Object.defineProperty(res, 'writableEnded', { configurable: true, get: () => ended })
 
   /** Sends what was written so far down to the client (server-sent events, long polls). */
   res.flush = function flush() {
-    if (stream !== null) stream.flush()
+    if (stream !== null && !stream.writableEnded && !stream.destroyed) stream.flush()
   }
+}
+
+/** Whether the response is a range of its representation: encoding it would make the range one of
+ * the encoded bytes (RFC 9110, 14.1.2), which it is not. */
+function isPartial(res) {
+  return res.statusCode === 206 || res.hasHeader('Content-Range')
+}
+
+/** A strong ETag names the bytes of one representation, and the encoded body is another (RFC
+ * 9110, 8.8.3): it becomes weak, which If-None-Match still matches. */
+function weakenETag(res) {
+  const etag = res.getHeader('ETag')
+  if (typeof etag === 'string' && etag.startsWith('"')) res.setHeader('ETag', `W/${etag}`)
+}
+
+/** end() after end(): nothing more is written; the callback, if any, is called when the response
+ * finishes, as Node calls it. */
+function endAgain(res, stream, original, chunk, encoding, callback) {
+  if (stream === null) return original.end.call(res, chunk, encoding, callback)
+  const done = [chunk, encoding, callback].find((value) => typeof value === 'function')
+  if (done !== undefined) {
+    if (res.writableFinished) process.nextTick(done, coded(new Error('end after finish'), 'ERR_STREAM_ALREADY_FINISHED'))
+    else res.once('finish', done)
+  }
+  return res
 }
 
 /** write() after end(): as Node answers it for an unencoded body; for an encoded one, the
@@ -220,10 +243,17 @@ function noTransform(res) {
   return members(res.getHeader('Cache-Control')).includes('no-transform')
 }
 
-/** Sets each of `headers` (an object, or a flat array of names and values) on `res`. */
+/** Sets each of `headers` (an object, or a flat array of names and values, where a name may
+ * come more than once) on `res`, as writeHead would send them. */
 function setAll(res, headers) {
   if (Array.isArray(headers)) {
-    for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1])
+    const named = new Set()
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      const name = String(headers[i]).toLowerCase()
+      if (!named.has(name)) res.removeHeader(name)
+      named.add(name)
+      res.appendHeader(name, headers[i + 1])
+    }
     return
   }
   for (const name of Object.keys(headers)) if (headers[name] !== undefined) res.setHeader(name, headers[name])

@@ -111,10 +111,12 @@ describe('Accept-Encoding negotiation', () => {
     expect(chooseEncoding('gzip, br, zstd', ['gzip', 'zstd'])).toBe('gzip')
   })
 
-  it('reads a bounded part of a huge or hostile header, and never throws', () => {
+  it('reads a huge or hostile header whole, in one pass, and never throws', () => {
     const huge = Array.from({ length: 100_000 }, (_, i) => `c${i};q=0.${i % 1000}`).join(', ')
-    expect(chooseEncoding(`${huge}, zstd`, ['zstd'])).toBe('identity')
-    expect(chooseEncoding(`zstd;q=0.1, ${huge}`, ['zstd'])).toBe('zstd')
+    expect(chooseEncoding(`${huge}, zstd`, ['zstd'])).toBe('zstd')
+    // A refusal at the end of a long header is a refusal.
+    expect(chooseEncoding(`*, ${huge}, zstd;q=0, br;q=0`, ['zstd', 'br', 'gzip'])).toBe('gzip')
+    expect(chooseEncoding('zstd;q=0;q=1, x-gzip', ['zstd', 'gzip'])).toBe('gzip')
     for (const hostile of [
       ';;;,,,',
       'q=1',
@@ -361,10 +363,88 @@ describe('compression() with node:http', () => {
     ]
     // About 14 KB: Node refuses request headers past 16 KiB (431) before any handler runs.
     const qvalues = Array.from({ length: 1800 }, (_, i) => `x;q=0.${i % 10}`).join(',')
-    expect(statusAndEncoding(await raw([`Accept-Encoding: ${qvalues}, zstd`]))).toEqual(['200', undefined])
+    expect(statusAndEncoding(await raw([`Accept-Encoding: ${qvalues}, zstd`]))).toEqual(['200', 'zstd'])
+    expect(statusAndEncoding(await raw([`Accept-Encoding: *, ${qvalues}, zstd;q=0, br;q=0`]))).toEqual(['200', 'gzip'])
     expect(statusAndEncoding(await raw(['Accept-Encoding: br', 'Accept-Encoding: zstd;q=0.5']))).toEqual(['200', 'br'])
     expect(statusAndEncoding(await raw(['Accept-Encoding: zst\u00e9, gzip\u00ff, zstd']))).toEqual(['200', 'zstd'])
     expect(statusAndEncoding(await raw(['Accept-Encoding: ;;;;,,,;q=;q=1,q']))).toEqual(['200', undefined])
+  })
+
+  it('leaves ranges alone, weakens a strong ETag it encodes, and gives a 304 the Vary of its 200', async () => {
+    const base = await serve((req, res) => {
+      res.setHeader('Content-Type', 'text/plain')
+      res.setHeader('ETag', '"v1"')
+      if (req.url === '/range') {
+        res.writeHead(206, { 'Content-Range': `bytes 0-4999/${body.length}` })
+        res.end(body.subarray(0, 5000))
+      } else if (req.url === '/not-modified') {
+        res.statusCode = 304
+        res.end()
+      } else {
+        res.end(body)
+      }
+    })
+    const accept = { 'accept-encoding': 'zstd' }
+    const range = await get(`${base}/range`, accept)
+    expect([range.status, range.headers['content-encoding'], range.body.equals(body.subarray(0, 5000))]).toEqual([
+      206,
+      undefined,
+      true,
+    ])
+    const whole = await get(base, accept)
+    expect([whole.headers['content-encoding'], whole.headers.etag]).toEqual(['zstd', 'W/"v1"'])
+    expect((await get(base)).headers.etag).toBe('"v1"')
+    const notModified = await get(`${base}/not-modified`, accept)
+    expect([notModified.status, notModified.headers.vary]).toEqual([304, 'Accept-Encoding'])
+  })
+
+  it("commits an encoded response's headers at its first write, as Node does, and keeps repeated headers", async () => {
+    const seen: unknown[] = []
+    const base = await serve((_req, res) => {
+      res.writeHead(200, ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2'])
+      res.write(body.subarray(0, 3000))
+      seen.push(res.headersSent)
+      try {
+        res.setHeader('X-Late', '1')
+      } catch (error) {
+        seen.push((error as NodeJS.ErrnoException).code)
+      }
+      res.end(body.subarray(3000))
+      seen.push(res.writableEnded)
+      // Flushing an ended response does nothing.
+      res.flush()
+    })
+    const reply = await get(base, { 'accept-encoding': 'zstd' })
+    expect(reply.headers['set-cookie']).toEqual(['a=1', 'b=2'])
+    expect(reply.body.equals(body)).toBe(true)
+    expect(seen).toEqual([true, 'ERR_HTTP_HEADERS_SENT', true])
+  })
+
+  it("'drain' listeners behave as on any response: added before the first write, once, removed", async () => {
+    const large = Buffer.concat(Array.from({ length: 30 }, () => body))
+    let most = 0
+    const base = await serve((_req, res) => {
+      res.setHeader('Content-Type', 'text/plain')
+      const never = () => {
+        throw new Error('a removed listener ran')
+      }
+      res.on('drain', never)
+      res.off('drain', never)
+      let at = 0
+      const pump = () => {
+        while (at < large.length) {
+          const ok = res.write(large.subarray(at, at + 65536))
+          at += 65536
+          most = Math.max(most, res.listenerCount('drain'))
+          if (!ok) return void res.once('drain', pump)
+        }
+        res.end()
+      }
+      pump()
+    })
+    // Encoded, and not: a listener added before the response knew which must still be called.
+    for (const accept of ['zstd', '']) expect((await get(base, { 'accept-encoding': accept })).body.equals(large)).toBe(true)
+    expect(most).toBeLessThanOrEqual(3)
   })
 
   it('checks its options when it is made', () => {
@@ -375,6 +455,8 @@ describe('compression() with node:http', () => {
     expect(() => compression({ threshold: -1 })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
     expect(() => compression({ filter: 'text' as never })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
     expect(() => compression({ zstd: { level: 99 } })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    expect(() => compression({ gzip: { level: 99 } })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    expect(() => compression({ brotli: { chunkSize: 1 } })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
     expect(() => compression(7 as never)).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
   })
 })

@@ -3,13 +3,6 @@
 // Accept-Encoding with, as RFC 9110 (sections 12.4.2 and 12.5.3) says. Plain functions of
 // strings: no Node modules, nothing of the request object read here.
 
-/** The longest Accept-Encoding read: a browser's is under 100 bytes. Past this the rest is not
- * read (a header of thousands of entries costs a bounded parse, not a quadratic one). */
-const MAX_HEADER = 4096
-
-/** The most codings read from one header. */
-const MAX_CODINGS = 64
-
 /** A qvalue: "0" to "1", with at most three decimals (RFC 9110, 12.4.2). */
 const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/
 
@@ -19,15 +12,18 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 /**
  * The codings `header` (an Accept-Encoding value: a string, an array of them, or undefined)
  * names, lowercased, with their quality (0 to 1). An entry that does not parse is skipped, as if
- * it were not there; a coding named twice keeps its first quality.
+ * it were not there; a coding named twice keeps its first quality. The whole header is read (in
+ * one pass: Node refuses request headers past 16 KiB by default): a refusal (`q=0`) at its end
+ * counts as much as one at its start.
  */
 function acceptedCodings(header) {
   const accepted = new Map()
   const text = typeof header === 'string' ? header : Array.isArray(header) ? header.join(',') : ''
-  const entries = text.slice(0, MAX_HEADER).split(',', MAX_CODINGS)
-  for (const entry of entries) {
+  for (const entry of text.split(',')) {
     const [name, ...parameters] = entry.split(';')
-    const coding = name.trim().toLowerCase()
+    const named = name.trim().toLowerCase()
+    // x-gzip is gzip (RFC 9110, 8.4.1.3).
+    const coding = named === 'x-gzip' ? 'gzip' : named
     if (!TOKEN.test(coding) || accepted.has(coding)) continue
     const quality = qualityOf(parameters)
     if (quality !== undefined) accepted.set(coding, quality)
@@ -35,17 +31,18 @@ function acceptedCodings(header) {
   return accepted
 }
 
-/** The quality the parameters of one entry give (1 when none does); undefined if malformed. */
+/** The quality the parameters of one entry give (1 when none does); undefined if malformed (a
+ * q that is not a qvalue, or two of them). */
 function qualityOf(parameters) {
-  let quality = 1
+  let quality
   for (const parameter of parameters) {
     const [key, value = '', ...rest] = parameter.split('=')
     if (key.trim().toLowerCase() !== 'q') continue
     const text = value.trim()
-    if (rest.length > 0 || !QVALUE.test(text)) return undefined
+    if (quality !== undefined || rest.length > 0 || !QVALUE.test(text)) return undefined
     quality = Number(text)
   }
-  return quality
+  return quality ?? 1
 }
 
 /**
