@@ -66,8 +66,16 @@ function chooseEncoding(header, offered) {
     }
   }
   if (best === 'identity') return best
-  const identity = accepted.get('identity') ?? any ?? Math.min(...accepted.values())
+  const identity = accepted.get('identity') ?? any ?? lowest(accepted.values())
   return bestQuality >= identity ? best : 'identity'
+}
+
+/** The lowest of `qualities` (a loop, not Math.min(...): a header of a million entries would pass
+ * more arguments than a call takes). */
+function lowest(qualities) {
+  let least = 1
+  for (const quality of qualities) if (quality < least) least = quality
+  return least
 }
 
 module.exports = { acceptedCodings, chooseEncoding }
