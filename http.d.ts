@@ -19,6 +19,26 @@ export interface CompressionOptions {
   brotli?: BrotliOptions
   /** node:zlib's gzip options. Default: node:zlib's (level 6). */
   gzip?: ZlibOptions
+  /**
+   * Compression dictionaries (RFC 9842): each is served at `path`, marked for the paths its `match` covers, and a request
+   * for one of those that holds it (`Available-Dictionary`) and accepts `dcz` gets the body compressed against it.
+   */
+  dictionaries?: readonly DictionaryEntry[]
+}
+
+export interface DictionaryEntry {
+  /** Where the middleware serves the dictionary, a path starting with `/`. */
+  path: string
+  /** The paths it applies to: a path starting with `/`, where `*` matches any characters (`/api/*`, `/js/app.*.js`). */
+  match: string
+  /** Its bytes, raw content (an earlier version of the resources it applies to, typically). */
+  data: string | ArrayBuffer | NodeJS.ArrayBufferView
+  /** An id the browser sends back with it (`Dictionary-ID`), at most 1024 printable ASCII characters. */
+  id?: string
+  /** The dictionary response's Content-Type. Default: `application/octet-stream`. */
+  type?: string
+  /** How long a browser keeps it, in seconds (`Cache-Control: max-age`). Default: one week. */
+  maxAge?: number
 }
 
 /** The response, as the middleware leaves it: `flush()` sends what was written so far to the client. */

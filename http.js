@@ -2,12 +2,16 @@
 // zstd-pool/http: compressed HTTP responses for node:http, Express, Connect and Fastify
 // (`compression(options)`), negotiated from Accept-Encoding (lib/negotiate.js): zstd through this
 // package's compression stream, br and gzip through node:zlib for clients without zstd, identity
-// otherwise. See docs/http.md.
+// otherwise; and `dcz` against a dictionary the client holds (lib/transport.js, RFC 9842). See
+// docs/http.md.
 
+const { createHash } = require('node:crypto')
 const zlib = require('node:zlib')
 
+const { Dictionary } = require('./lib/dictionary.js')
 const { coded, invalidType, invalidValue } = require('./lib/errors.js')
 const { chooseEncoding } = require('./lib/negotiate.js')
+const { coversPath, dictionaryFor, pathOf, readDictionaries, servedAt } = require('./lib/transport.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { createCompressStream } = require('./stream.js')
 
@@ -29,7 +33,7 @@ function compressible(_req, res) {
 function readOptions(options) {
   if (Array.isArray(options)) throw invalidType('options', 'an object of compression options', options)
   const object = optionsObject(options, 'options', 'an object of compression options') ?? {}
-  const { threshold = 1024, encodings = ENCODINGS, filter = compressible, zstd = {}, brotli, gzip } = object
+  const { threshold = 1024, encodings = ENCODINGS, filter = compressible, zstd = {}, brotli, gzip, dictionaries } = object
   if (!Array.isArray(encodings) || encodings.length === 0) {
     throw invalidType('options.encodings', `a non-empty array of ${ENCODINGS.map((name) => `'${name}'`).join(', ')}`, encodings)
   }
@@ -42,6 +46,9 @@ function readOptions(options) {
     br: optionsObject(brotli, 'options.brotli', 'an object of node:zlib Brotli options'),
     gzip: optionsObject(gzip, 'options.gzip', 'an object of node:zlib options'),
   }
+  // A dictionary of the zstd stream's own would reach browsers that do not have it.
+  if (streams.zstd?.dictionary !== undefined)
+    throw invalidValue('options.zstd.dictionary', 'undefined (see options.dictionaries)', streams.zstd.dictionary)
   // Each encoder made once now, so that bad options fail here rather than on a request.
   for (const encoding of ENCODINGS) encoder(encoding, streams).destroy()
   return {
@@ -49,12 +56,20 @@ function readOptions(options) {
     encodings: [...encodings],
     filter,
     streams,
+    dictionaries: readDictionaries(dictionaries, digest, (content) => new Dictionary(content)),
   }
 }
 
-/** A compression stream for `encoding`. */
-function encoder(encoding, streams) {
+/** The SHA-256 of `content`, as bytes and in base64. */
+function digest(content) {
+  const hash = createHash('sha256').update(content).digest()
+  return { hash, base64: hash.toString('base64') }
+}
+
+/** A compression stream for `encoding` (for `dcz`, against `dictionary`'s). */
+function encoder(encoding, streams, dictionary) {
   if (encoding === 'zstd') return createCompressStream(streams.zstd)
+  if (encoding === 'dcz') return createCompressStream({ ...streams.zstd, dictionary: dictionary.dictionary })
   if (encoding === 'br') {
     const params = { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, ...streams.br?.params }
     return zlib.createBrotliCompress({ ...streams.br, params })
@@ -94,8 +109,21 @@ function compression(options) {
   const config = readOptions(options)
   return function zstdPoolCompression(req, res, next) {
     compress(req, res, config)
-    if (typeof next === 'function') next()
+    const served = req.method === 'GET' || req.method === 'HEAD' ? servedAt(config.dictionaries, pathOf(req.url)) : undefined
+    if (served !== undefined) serveDictionary(req, res, served)
+    else if (typeof next === 'function') next()
   }
+}
+
+/** Answers a request for a dictionary's path with its bytes, marked as a dictionary for the
+ * paths its `match` covers (RFC 9842, 2.1), and cacheable (a browser keeps a dictionary as long as
+ * its response is fresh). */
+function serveDictionary(req, res, entry) {
+  res.setHeader('Content-Type', entry.type)
+  res.setHeader('Cache-Control', entry.cacheControl)
+  res.setHeader('Use-As-Dictionary', entry.useAsDictionary)
+  res.setHeader('Content-Length', entry.data.length)
+  res.end(req.method === 'HEAD' ? undefined : entry.data)
 }
 
 /** Wraps `res` so that its body goes through an encoder when the response, once its headers are
@@ -115,18 +143,26 @@ function compress(req, res, config) {
     if (res.statusCode === 204 || (res.statusCode >= 100 && res.statusCode < 200)) return
     if (!safeFilter(config.filter, req, res)) return
     vary(res, 'Accept-Encoding')
+    const path = pathOf(req.url)
+    if (coversPath(config.dictionaries, path)) vary(res, 'Available-Dictionary')
     if (req.method === 'HEAD' || isPartial(res) || alreadyEncoded(res) || noTransform(res)) return
     const declared = Number(res.getHeader('Content-Length'))
     const length = endLength ?? (Number.isFinite(declared) && res.hasHeader('Content-Length') ? declared : undefined)
     if (length !== undefined && length < config.threshold) return
-    const encoding = chooseEncoding(req.headers['accept-encoding'], config.encodings)
+    const dictionary = dictionaryFor(config.dictionaries, path, req.headers['available-dictionary'])
+    const offered = dictionary === undefined ? config.encodings : ['dcz', ...config.encodings]
+    const encoding = chooseEncoding(req.headers['accept-encoding'], offered)
     if (encoding === 'identity') return
     res.setHeader('Content-Encoding', encoding)
     res.removeHeader('Content-Length')
     weakenETag(res)
-    stream = encoder(encoding, config.streams)
+    stream = encoder(encoding, config.streams, dictionary)
+    // A dcz body starts with the dictionary's hash (RFC 9842, 5.2), then the frame.
+    let first = encoding === 'dcz' ? dictionary.header : undefined
     stream.on('data', (chunk) => {
-      if (original.write.call(res, chunk) === false) stream.pause()
+      const output = first === undefined ? chunk : Buffer.concat([first, chunk])
+      first = undefined
+      if (original.write.call(res, output) === false) stream.pause()
     })
     stream.on('end', () => original.end.call(res))
     stream.on('error', (error) => res.destroy(error))

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto'
 import http from 'node:http'
 import net from 'node:net'
 import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { createDecompressStream, decompressSync, poolStats } from 'zstd-pool'
+import { createDecompressStream, Dictionary, decompressSync, poolStats, trainDictionary } from 'zstd-pool'
 import { compressible, compression } from 'zstd-pool/http'
 import { corpus } from './helpers'
 
@@ -459,6 +460,82 @@ describe('compression() with node:http', () => {
     expect(() => compression({ gzip: { level: 99 } })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
     expect(() => compression({ brotli: { chunkSize: 1 } })).toThrowError(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
     expect(() => compression(7 as never)).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
+  })
+})
+
+describe('compression() with dictionaries (RFC 9842)', () => {
+  // A deploy's old and new version of one resource: the old one is the dictionary.
+  const record = (i: number, version: number) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], version: i === 77 ? version : 1 })
+  const v1 = Buffer.from(JSON.stringify(Array.from({ length: 2000 }, (_, i) => record(i, 1))))
+  const v2 = Buffer.from(JSON.stringify(Array.from({ length: 2000 }, (_, i) => record(i, 2))))
+  const available = `:${createHash('sha256').update(v1).digest('base64')}:`
+  const dictionaries = [{ path: '/dictionaries/api-v1', match: '/api/*', data: v1, id: 'api-v1', type: 'application/json' }]
+  const sendV2: Handler = (_req, res) => {
+    res.setHeader('Content-Type', 'application/json')
+    res.end(v2)
+  }
+
+  it('serves the dictionary at its path, marked with Use-As-Dictionary and cacheable', async () => {
+    const base = await serve(sendV2, { dictionaries })
+    const reply = await get(`${base}/dictionaries/api-v1`, { 'accept-encoding': 'zstd' })
+    expect(reply.headers['use-as-dictionary']).toBe('match="/api/*", id="api-v1"')
+    expect(reply.headers['cache-control']).toBe('public, max-age=604800')
+    expect(reply.body.equals(v1)).toBe(true)
+  })
+
+  it('answers dcz to a request that holds the dictionary: its hash, then a frame made against it', async () => {
+    const base = await serve(sendV2, { dictionaries })
+    const reply = await get(`${base}/api/items?page=1`, {
+      'accept-encoding': 'gzip, deflate, br, zstd, dcb, dcz',
+      'available-dictionary': available,
+    })
+    expect(reply.headers['content-encoding']).toBe('dcz')
+    expect(reply.headers.vary).toBe('Accept-Encoding, Available-Dictionary')
+    expect(reply.raw.subarray(0, 8).toString('hex')).toBe('5e2a4d1820000000')
+    expect(reply.raw.subarray(8, 40).equals(createHash('sha256').update(v1).digest())).toBe(true)
+    // The frame decodes against the dictionary's raw bytes, as a browser takes them.
+    expect(decompressSync(reply.raw.subarray(40), { prefix: v1 }).equals(v2)).toBe(true)
+    const zstd = await get(`${base}/api/items`, { 'accept-encoding': 'zstd' })
+    expect(reply.raw.length).toBeLessThan(zstd.raw.length / 10)
+  })
+
+  it('answers a malformed, unknown or misplaced Available-Dictionary as if there were none', async () => {
+    const base = await serve(sendV2, { dictionaries })
+    const accept = 'zstd, dcz'
+    for (const [path, header] of [
+      ['/api/items', ':AAAA:'],
+      ['/api/items', available.slice(1)],
+      ['/api/items', `${available}, ${available}`],
+      ['/api/items', 'x'.repeat(10_000)],
+      ['/other', available],
+    ]) {
+      const reply = await get(base + path, { 'accept-encoding': accept, 'available-dictionary': header })
+      expect([reply.status, reply.headers['content-encoding']], `${path} ${header.slice(0, 20)}`).toEqual([200, 'zstd'])
+      expect(reply.body.equals(v2)).toBe(true)
+    }
+    // Holding the dictionary but not accepting dcz: zstd.
+    const reply = await get(`${base}/api/items`, { 'accept-encoding': 'zstd', 'available-dictionary': available })
+    expect(reply.headers['content-encoding']).toBe('zstd')
+  })
+
+  it('checks the dictionaries when the middleware is made', () => {
+    const bad = (entry: object) => () => compression({ dictionaries: [{ ...dictionaries[0], ...entry }] })
+    expect(bad({ path: 'relative' })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    expect(bad({ match: '/api/:name' })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    expect(bad({ id: 'caf\u00e9' })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    expect(bad({ data: Buffer.alloc(0) })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    // A trained zstd dictionary (it begins with zstd's dictionary magic) is not raw content.
+    const trained = trainDictionary(
+      Array.from({ length: 400 }, (_, i) => JSON.stringify(record(i, 1))),
+      { size: 4096 },
+    )
+    expect(bad({ data: trained })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    expect(() => compression({ dictionaries: {} as never })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }),
+    )
+    expect(() => compression({ zstd: { dictionary: new Dictionary(v1) } })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }),
+    )
   })
 })
 
