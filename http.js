@@ -12,6 +12,7 @@ const { Dictionary } = require('./lib/dictionary.js')
 const { coded, invalidType, invalidValue } = require('./lib/errors.js')
 const { chooseEncoding } = require('./lib/negotiate.js')
 const { coversPath, dictionaryFor, pathOf, readDictionaries, servedAt } = require('./lib/transport.js')
+const { windowAtMost } = require('./lib/parameters.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { createCompressStream } = require('./stream.js')
 
@@ -42,7 +43,7 @@ function readOptions(options) {
   }
   if (typeof filter !== 'function') throw invalidType('options.filter', 'of type function', filter)
   const streams = {
-    zstd: optionsObject(zstd, 'options.zstd', 'an object of compress stream options'),
+    zstd: windowAtMost(optionsObject(zstd, 'options.zstd', 'an object of compress stream options'), ZSTD_WINDOW_LOG),
     br: optionsObject(brotli, 'options.brotli', 'an object of node:zlib Brotli options'),
     gzip: optionsObject(gzip, 'options.gzip', 'an object of node:zlib options'),
   }
@@ -69,12 +70,21 @@ function digest(content) {
 /** A compression stream for `encoding` (for `dcz`, against `dictionary`'s). */
 function encoder(encoding, streams, dictionary) {
   if (encoding === 'zstd') return createCompressStream(streams.zstd)
-  if (encoding === 'dcz') return createCompressStream({ ...streams.zstd, dictionary: dictionary.dictionary })
+  if (encoding === 'dcz') return createCompressStream(dczOptions(streams.zstd, dictionary))
   if (encoding === 'br') {
     const params = { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, ...streams.br?.params }
     return zlib.createBrotliCompress({ ...streams.br, params })
   }
   return zlib.createGzip(streams.gzip)
+}
+
+/** The largest window a zstd response may use: 8 MB, what browsers decode (RFC 9659). */
+const ZSTD_WINDOW_LOG = 23
+
+/** A dcz stream's options: the zstd stream's, against `entry`'s dictionary (its digested form,
+ * shared by every response), in the window RFC 9842 allows for it. */
+function dczOptions(options, entry) {
+  return windowAtMost({ ...options, dictionary: entry.dictionary }, entry.maxWindowLog)
 }
 
 /** `value`'s header list, as a lowercased array of its comma-separated members. */
@@ -109,7 +119,7 @@ function compression(options) {
   const config = readOptions(options)
   return function zstdPoolCompression(req, res, next) {
     compress(req, res, config)
-    const served = req.method === 'GET' || req.method === 'HEAD' ? servedAt(config.dictionaries, pathOf(req.url)) : undefined
+    const served = req.method === 'GET' || req.method === 'HEAD' ? servedAt(config.dictionaries, pathOfRequest(req)) : undefined
     if (served !== undefined) serveDictionary(req, res, served)
     else if (typeof next === 'function') next()
   }
@@ -122,8 +132,20 @@ function serveDictionary(req, res, entry) {
   res.setHeader('Content-Type', entry.type)
   res.setHeader('Cache-Control', entry.cacheControl)
   res.setHeader('Use-As-Dictionary', entry.useAsDictionary)
+  res.setHeader('ETag', entry.etag)
+  if (members(req.headers['if-none-match']).some((tag) => tag.replace(/^w\//, '') === entry.etag.toLowerCase())) {
+    res.statusCode = 304
+    res.end()
+    return
+  }
   res.setHeader('Content-Length', entry.data.length)
   res.end(req.method === 'HEAD' ? undefined : entry.data)
+}
+
+/** A request's path: of the URL it was sent to (Express's `originalUrl`, which a mount point does
+ * not shorten), without its query. */
+function pathOfRequest(req) {
+  return pathOf(req.originalUrl ?? req.url)
 }
 
 /** Wraps `res` so that its body goes through an encoder when the response, once its headers are
@@ -139,18 +161,24 @@ function compress(req, res, config) {
   function decide() {
     decided = true
     // A 304 carries the Vary of the response it stands for (RFC 9110, 15.4.5).
-    if (res.statusCode === 304) return vary(res, 'Accept-Encoding')
+    if (res.statusCode === 304) {
+      vary(res, 'Accept-Encoding')
+      if (coversPath(config.dictionaries, pathOfRequest(req))) vary(res, 'Available-Dictionary')
+      return
+    }
     if (res.statusCode === 204 || (res.statusCode >= 100 && res.statusCode < 200)) return
     if (!safeFilter(config.filter, req, res)) return
     vary(res, 'Accept-Encoding')
-    const path = pathOf(req.url)
+    const path = pathOfRequest(req)
     if (coversPath(config.dictionaries, path)) vary(res, 'Available-Dictionary')
     if (req.method === 'HEAD' || isPartial(res) || alreadyEncoded(res) || noTransform(res)) return
     const declared = Number(res.getHeader('Content-Length'))
     const length = endLength ?? (Number.isFinite(declared) && res.hasHeader('Content-Length') ? declared : undefined)
     if (length !== undefined && length < config.threshold) return
     const dictionary = dictionaryFor(config.dictionaries, path, req.headers['available-dictionary'])
-    const offered = dictionary === undefined ? config.encodings : ['dcz', ...config.encodings]
+    // dcz is zstd: offered where zstd is.
+    const offered =
+      dictionary === undefined || !config.encodings.includes('zstd') ? config.encodings : ['dcz', ...config.encodings]
     const encoding = chooseEncoding(req.headers['accept-encoding'], offered)
     if (encoding === 'identity') return
     res.setHeader('Content-Encoding', encoding)

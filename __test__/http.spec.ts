@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { createDecompressStream, Dictionary, decompressSync, poolStats, trainDictionary } from 'zstd-pool'
+import { createDecompressStream, Dictionary, decompressSync, frameInfo, poolStats, trainDictionary } from 'zstd-pool'
 import { compressible, compression } from 'zstd-pool/http'
 import { corpus } from './helpers'
 
@@ -479,6 +479,9 @@ describe('compression() with dictionaries (RFC 9842)', () => {
     const base = await serve(sendV2, { dictionaries })
     const reply = await get(`${base}/dictionaries/api-v1`, { 'accept-encoding': 'zstd' })
     expect(reply.headers['use-as-dictionary']).toBe('match="/api/*", id="api-v1"')
+    // An id is an sf-string: quotes and backslashes escaped.
+    const quoted = await serve(sendV2, { dictionaries: [{ ...dictionaries[0], id: 'a"b\\c' }] })
+    expect((await get(`${quoted}/dictionaries/api-v1`)).headers['use-as-dictionary']).toBe('match="/api/*", id="a\\"b\\\\c"')
     expect(reply.headers['cache-control']).toBe('public, max-age=604800')
     expect(reply.body.equals(v1)).toBe(true)
   })
@@ -518,10 +521,61 @@ describe('compression() with dictionaries (RFC 9842)', () => {
     expect(reply.headers['content-encoding']).toBe('zstd')
   })
 
+  it('keeps windows within what browsers decode: 8 MB for zstd, and what RFC 9842 allows for dcz', async () => {
+    const base = await serve(sendV2, { dictionaries, zstd: { level: 22 } })
+    const zstd = await get(`${base}/api/items`, { 'accept-encoding': 'zstd' })
+    const dcz = await get(`${base}/api/items`, { 'accept-encoding': 'zstd, dcz', 'available-dictionary': available })
+    for (const frame of [zstd.raw, dcz.raw.subarray(40)])
+      expect(frameInfo(frame).frames[0].windowSize).toBeLessThanOrEqual(8 << 20)
+    expect(decompressSync(dcz.raw.subarray(40), { prefix: v1 }).equals(v2)).toBe(true)
+  })
+
+  it("offers dcz where it offers zstd, gives a 304 its 200's Vary, and validates the dictionary by its hash", async () => {
+    const base = await serve(
+      (req, res) => {
+        res.setHeader('Content-Type', 'application/json')
+        if (req.headers['if-none-match'] === '"v2"') {
+          res.statusCode = 304
+          return res.end()
+        }
+        res.setHeader('ETag', '"v2"')
+        res.end(v2)
+      },
+      { dictionaries },
+    )
+    const headers = { 'accept-encoding': 'gzip, zstd, dcz', 'available-dictionary': available }
+    const notModified = await get(`${base}/api/items`, { ...headers, 'if-none-match': '"v2"' })
+    expect([notModified.status, notModified.headers.vary]).toEqual([304, 'Accept-Encoding, Available-Dictionary'])
+    const gzipOnly = await serve(sendV2, { dictionaries, encodings: ['gzip'] })
+    expect((await get(`${gzipOnly}/api/items`, headers)).headers['content-encoding']).toBe('gzip')
+    // A proxy's absolute-form request target names the same path.
+    const { port } = new URL(base)
+    const absolute = await new Promise<string | undefined>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () =>
+        socket.write(
+          `GET http://127.0.0.1:${port}/api/items HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
+            `Accept-Encoding: dcz\r\nAvailable-Dictionary: ${available}\r\n\r\n`,
+        ),
+      )
+      const chunks: Buffer[] = []
+      socket.on('data', (chunk) => chunks.push(chunk))
+      socket.on('end', () => resolve(/\r\ncontent-encoding: (\S+)/i.exec(Buffer.concat(chunks).toString('latin1'))?.[1]))
+      socket.on('error', reject)
+    })
+    expect(absolute).toBe('dcz')
+    const dictionary = await get(`${base}/dictionaries/api-v1`)
+    expect(dictionary.headers.etag).toBe(`"sha-256:${available.slice(1, -1)}"`)
+    const again = await get(`${base}/dictionaries/api-v1`, { 'if-none-match': dictionary.headers.etag as string })
+    expect([again.status, again.raw.length]).toEqual([304, 0])
+  })
+
   it('checks the dictionaries when the middleware is made', () => {
     const bad = (entry: object) => () => compression({ dictionaries: [{ ...dictionaries[0], ...entry }] })
     expect(bad({ path: 'relative' })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
-    expect(bad({ match: '/api/:name' })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    // URLPattern syntax the browser would read otherwise, characters no header may carry, a pattern too long.
+    for (const match of ['/api/:name', '/a+b', '/x?v=*', '/a#b', '/a b', '/caf\u00e9', '/a\u0001', `/${'a'.repeat(1024)}`]) {
+      expect(bad({ match }), match).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    }
     expect(bad({ id: 'caf\u00e9' })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     expect(bad({ data: Buffer.alloc(0) })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     // A trained zstd dictionary (it begins with zstd's dictionary magic) is not raw content.
@@ -530,6 +584,10 @@ describe('compression() with dictionaries (RFC 9842)', () => {
       { size: 4096 },
     )
     expect(bad({ data: trained })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    // With its ID zeroed, libzstd would still read it as a trained dictionary, and browsers as raw bytes.
+    const zeroed = Buffer.from(trained)
+    zeroed.fill(0, 4, 8)
+    expect(bad({ data: zeroed })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     expect(() => compression({ dictionaries: {} as never })).toThrowError(
       expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }),
     )

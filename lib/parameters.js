@@ -201,6 +201,17 @@ function nativeParameters(levelValue, checksum, workersValue, tuned) {
   return native
 }
 
+/** Levels from this one use windows over 8 MB (32 to 128 MB) when no windowLog is set. */
+const LARGE_WINDOW_LEVEL = 20
+
+/** Compress options (`options`, an object or undefined) with a window of at most 2^`most` bytes:
+ * a larger windowLog lowered, and a level that would use a larger window given that one. */
+function windowAtMost(options, most) {
+  const { level: levelValue = DEFAULT_LEVEL, windowLog } = options ?? {}
+  if (windowLog !== undefined && windowLog !== 0) return windowLog > most ? { ...options, windowLog: most } : options
+  return levelValue >= LARGE_WINDOW_LEVEL ? { ...options, windowLog: most } : options
+}
+
 // ---------------------------------------------------------------------------------------------
 // As node:zlib names and takes them (zlib.js).
 
@@ -241,6 +252,7 @@ module.exports = {
   numberedParameters,
   nativeParameters,
   tuneNamed,
+  windowAtMost,
   workers,
   zlibConstants,
 }

@@ -12,12 +12,30 @@ const { integer, optionsObject } = require('./validate.js')
  * the dictionary's SHA-256 (RFC 9842, 5.2): these 8 bytes, then the hash. */
 const DCZ_MAGIC = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00]
 
-/** What `match` may hold: a path, `*` matching any characters. URLPattern's groups (`:name`,
- * `(...)`, `{...}`) are not read here, so they are refused rather than matched wrongly. */
-const MATCH = /^\/[^:(){}\\"\s]*$/
+/** What `path` and `match` may hold: a path of RFC 3986's characters (`%` escapes included),
+ * and in `match`, `*` matching any characters. URLPattern reads other characters as syntax
+ * (`:name`, `(...)`, `{...}`, `+`, `?`, `#`), so they are refused rather than matched otherwise
+ * than the browser matches them. */
+const PATH = /^\/[A-Za-z0-9\-._~!$&',;=@/%]*$/
+const MATCH = /^\/[A-Za-z0-9\-._~!$&',;=@/%*]*$/
+
+/** The longest `match`, and the longest request path matched: beyond it a path is covered by no
+ * dictionary (so that matching costs a bounded time whatever the request). */
+const MAX_MATCH = 1024
+const MAX_PATH = 8192
 
 /** An sf-string's characters (RFC 8941): printable ASCII. */
 const PRINTABLE = /^[\x20-\x7e]*$/
+
+/** zstd's dictionary magic (0xEC30A437, little-endian). libzstd reads bytes that begin with it as
+ * a trained dictionary (tables, an ID), and a browser reads dcz dictionaries as raw content. */
+const DICTIONARY_MAGIC = [0x37, 0xa4, 0x30, 0xec]
+
+/** The largest window RFC 9842 lets a dcz frame use with a dictionary of `size` bytes: the larger
+ * of 8 MB and 1.25 times the dictionary, at most 128 MB; as the log of a power of two within. */
+function dczWindowLog(size) {
+  return Math.min(27, Math.max(23, Math.floor(Math.log2(size * 1.25))))
+}
 
 /** How long a browser keeps a dictionary fresh by default, in seconds: one week. */
 const DEFAULT_MAX_AGE = 7 * 24 * 3600
@@ -36,11 +54,12 @@ function readDictionaries(value, digest, prepare) {
     const entry = optionsObject(item, name, 'an object with path, match and data')
     if (entry === undefined) throw invalidType(name, 'an object with path, match and data', item)
     const { path, match, data, id, type = 'application/octet-stream', maxAge = DEFAULT_MAX_AGE } = entry
-    if (typeof path !== 'string' || !path.startsWith('/')) throw invalidValue(`${name}.path`, "a path starting with '/'", path)
+    if (typeof path !== 'string' || !PATH.test(path)) throw invalidValue(`${name}.path`, "a path starting with '/'", path)
     if (seen.has(path)) throw invalidValue(`${name}.path`, 'a path no other dictionary has', path)
     seen.add(path)
-    if (typeof match !== 'string' || !MATCH.test(match)) {
-      throw invalidValue(`${name}.match`, "a path starting with '/', where * matches anything", match)
+    if (typeof match !== 'string' || match.length > MAX_MATCH || !MATCH.test(match)) {
+      const expected = `a path starting with '/' of at most ${MAX_MATCH} characters, where * matches anything`
+      throw invalidValue(`${name}.match`, expected, match)
     }
     if (id !== undefined && (typeof id !== 'string' || id.length > 1024 || !PRINTABLE.test(id))) {
       throw invalidValue(`${name}.id`, 'a string of at most 1024 printable ASCII characters', id)
@@ -48,26 +67,29 @@ function readDictionaries(value, digest, prepare) {
     if (typeof type !== 'string' || !PRINTABLE.test(type)) throw invalidValue(`${name}.type`, 'a content type', type)
     const content = Uint8Array.from(bytes(data, `${name}.data`))
     if (content.length === 0) throw invalidValue(`${name}.data`, 'at least one byte', data)
-    const dictionary = prepare(content)
-    // A dcz dictionary is raw content. Bytes that begin as a zstd dictionary does are read as
-    // one by libzstd (its ID, its tables), and the browser, which takes them as raw bytes, could
-    // not decode what they compress.
-    if (dictionary.id !== 0) throw invalidValue(`${name}.data`, "raw content (it begins with zstd's dictionary magic)", data)
+    if (DICTIONARY_MAGIC.every((byte, at) => content[at] === byte)) {
+      throw invalidValue(`${name}.data`, "raw content, not beginning with zstd's dictionary magic", data)
+    }
     const { hash, base64 } = digest(content)
     const header = new Uint8Array(40)
     header.set(DCZ_MAGIC)
     header.set(hash, 8)
+    const cacheControl = `public, max-age=${integer(maxAge, `${name}.maxAge`, 0, 2 ** 31 - 1)}`
     return {
       path,
       match,
+      // What comes before the first `*`: a request path that does not start with it is not covered.
+      literal: match.split('*')[0],
       data: content,
       type,
-      cacheControl: `public, max-age=${integer(maxAge, `${name}.maxAge`, 0, 2 ** 31 - 1)}`,
-      useAsDictionary: id === undefined ? `match="${match}"` : `match="${match}", id="${id}"`,
+      cacheControl,
+      useAsDictionary: id === undefined ? `match=${sfString(match)}` : `match=${sfString(match)}, id=${sfString(id)}`,
       // As the request names it: an sf-binary (RFC 8941, 3.3.5).
       available: `:${base64}:`,
+      etag: `"sha-256:${base64}"`,
       header,
-      dictionary,
+      maxWindowLog: dczWindowLog(content.length),
+      dictionary: prepare(content),
     }
   })
 }
@@ -100,6 +122,16 @@ function matches(match, path) {
   return m === match.length
 }
 
+/** `text` (printable ASCII) as an sf-string: quoted, `\\` and `"` escaped (RFC 8941, 3.3.3). */
+function sfString(text) {
+  return `"${text.replace(/[\\"]/g, '\\$&')}"`
+}
+
+/** Whether `entry`'s `match` covers `pathname`. */
+function covers(entry, pathname) {
+  return pathname.length <= MAX_PATH && pathname.startsWith(entry.literal) && matches(entry.match, pathname)
+}
+
 /** The dictionary served at `pathname`, if any. */
 function servedAt(entries, pathname) {
   return entries.find((entry) => entry.path === pathname)
@@ -107,7 +139,7 @@ function servedAt(entries, pathname) {
 
 /** Whether some dictionary's `match` covers `pathname`: its responses vary by Available-Dictionary. */
 function coversPath(entries, pathname) {
-  return entries.some((entry) => matches(entry.match, pathname))
+  return entries.some((entry) => covers(entry, pathname))
 }
 
 /** The dictionary a request's Available-Dictionary names, if it is one of `entries` and its
@@ -115,12 +147,15 @@ function coversPath(entries, pathname) {
 function dictionaryFor(entries, pathname, available) {
   if (typeof available !== 'string') return undefined
   const value = available.trim()
-  return entries.find((entry) => entry.available === value && matches(entry.match, pathname))
+  return entries.find((entry) => entry.available === value && covers(entry, pathname))
 }
 
-/** The path of a request's URL, without its query. */
+/** The path of a request's target, without its query: of its origin form (`/a/b?c`), or of its
+ * absolute form (`http://host/a/b?c`, which proxies send). */
 function pathOf(url) {
-  const text = typeof url === 'string' ? url : ''
+  let text = typeof url === 'string' ? url : ''
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(text)
+  if (authority !== null) text = text.slice(authority[0].length) || '/'
   const end = text.search(/[?#]/)
   return end < 0 ? text : text.slice(0, end)
 }
