@@ -19,6 +19,9 @@ const { createCompressStream } = require('./stream.js')
 /** The codings the middleware can answer with, in its default order of preference. */
 const ENCODINGS = ['zstd', 'br', 'gzip']
 
+/** The largest window a zstd response may use: 8 MB, what browsers decode (RFC 9659). */
+const ZSTD_WINDOW_LOG = 23
+
 /** The content types compressed by default: text, and the structured and script types sent as
  * text: the kinds of type that the `compression` middleware compresses by default, as a few patterns. */
 const COMPRESSIBLE =
@@ -77,9 +80,6 @@ function encoder(encoding, streams, dictionary) {
   }
   return zlib.createGzip(streams.gzip)
 }
-
-/** The largest window a zstd response may use: 8 MB, what browsers decode (RFC 9659). */
-const ZSTD_WINDOW_LOG = 23
 
 /** A dcz stream's options: the zstd stream's, against `entry`'s dictionary (its digested form,
  * shared by every response), in the window RFC 9842 allows for it. */
