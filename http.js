@@ -14,6 +14,7 @@ const { chooseEncoding } = require('./lib/negotiate.js')
 const { coversPath, dictionaryFor, pathOf, readDictionaries, servedAt } = require('./lib/transport.js')
 const { windowAtMost } = require('./lib/parameters.js')
 const { integer, optionsObject } = require('./lib/validate.js')
+const { compress: compressOnce } = require('./lib/calls.js')
 const { createCompressStream } = require('./stream.js')
 
 /** The codings the middleware can answer with, in its default order of preference. */
@@ -74,11 +75,13 @@ function digest(content) {
 function encoder(encoding, streams, dictionary) {
   if (encoding === 'zstd') return createCompressStream(streams.zstd)
   if (encoding === 'dcz') return createCompressStream(dczOptions(streams.zstd, dictionary))
-  if (encoding === 'br') {
-    const params = { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, ...streams.br?.params }
-    return zlib.createBrotliCompress({ ...streams.br, params })
-  }
+  if (encoding === 'br') return zlib.createBrotliCompress(brotliOptions(streams.br))
   return zlib.createGzip(streams.gzip)
+}
+
+/** node:zlib's Brotli options, with quality 4 unless they say otherwise. */
+function brotliOptions(options) {
+  return { ...options, params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, ...options?.params } }
 }
 
 /** A dcz stream's options: the zstd stream's, against `entry`'s dictionary (its digested form,
@@ -148,11 +151,14 @@ function pathOfRequest(req) {
   return pathOf(req.originalUrl ?? req.url)
 }
 
-/** Wraps `res` so that its body goes through an encoder when the response, once its headers are
- * known, should be encoded. */
+/** Wraps `res` so that its body is encoded when the response, once its headers are known, should
+ * be: a body given whole to end() in one call (the common case: `res.send`, `res.json`), a body
+ * written in parts through an encoder stream. */
 function compress(req, res, config) {
   const original = { write: res.write, end: res.end, writeHead: res.writeHead }
   let decided = false
+  // The coding chosen (and for dcz, the dictionary), or null for the body as it is.
+  let chosen = null
   let stream = null
   let ended = false
   // The length of a body given whole to end(), before any header was sent.
@@ -184,9 +190,14 @@ function compress(req, res, config) {
     res.setHeader('Content-Encoding', encoding)
     res.removeHeader('Content-Length')
     weakenETag(res)
-    stream = encoder(encoding, config.streams, dictionary)
+    chosen = { encoding, dictionary }
+  }
+
+  /** The encoder stream of a body written in parts, made at its first write. */
+  function startStream() {
+    stream = encoder(chosen.encoding, config.streams, chosen.dictionary)
     // A dcz body starts with the dictionary's hash (RFC 9842, 5.2), then the frame.
-    let first = encoding === 'dcz' ? dictionary.header : undefined
+    let first = chosen.encoding === 'dcz' ? chosen.dictionary.header : undefined
     stream.on('data', (chunk) => {
       const output = first === undefined ? chunk : Buffer.concat([first, chunk])
       first = undefined
@@ -209,7 +220,7 @@ function compress(req, res, config) {
   function decideNow() {
     if (decided || res.headersSent) return
     decide()
-    if (stream !== null) original.writeHead.call(res, res.statusCode)
+    if (chosen !== null) original.writeHead.call(res, res.statusCode)
   }
 
   res.writeHead = function writeHead(status, ...rest) {
@@ -227,17 +238,30 @@ function compress(req, res, config) {
   }
 
   res.write = function write(chunk, encoding, callback) {
-    if (ended) return writeAfterEnd(this, stream, original, chunk, encoding, callback)
+    if (ended) return writeAfterEnd(this, chosen !== null, original, chunk, encoding, callback)
     decideNow()
-    return stream === null ? original.write.call(this, chunk, encoding, callback) : stream.write(chunk, encoding, callback)
+    if (chosen === null) return original.write.call(this, chunk, encoding, callback)
+    if (stream === null) startStream()
+    return stream.write(chunk, encoding, callback)
   }
 
   res.end = function end(chunk, encoding, callback) {
-    if (ended) return endAgain(this, stream, original, chunk, encoding, callback)
+    if (ended) return endAgain(this, chosen !== null, original, chunk, encoding, callback)
     ended = true
     if (!decided && !res.headersSent) endLength = chunkLength(chunk, encoding)
     decideNow()
-    if (stream === null) return original.end.call(this, chunk, encoding, callback)
+    if (chosen === null) return original.end.call(this, chunk, encoding, callback)
+    if (stream === null) {
+      // The whole body, in one call: encoded in one piece (on the spot when small, else off the
+      // main thread), with no stream to set up.
+      const done = [chunk, encoding, callback].find((value) => typeof value === 'function')
+      const body = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk
+      encodeWhole(chosen, body ?? EMPTY, config.streams).then(
+        (encoded) => original.end.call(res, encoded, done),
+        (error) => res.destroy(error),
+      )
+      return this
+    }
     if (typeof chunk === 'function') stream.end(chunk)
     else stream.end(chunk, encoding, callback)
     return this
@@ -250,6 +274,32 @@ function compress(req, res, config) {
   res.flush = function flush() {
     if (stream !== null && !stream.writableEnded && !stream.destroyed) stream.flush()
   }
+}
+
+const EMPTY = new Uint8Array(0)
+
+/** `body` encoded as `chosen` says, in one piece: a Promise of the bytes. */
+function encodeWhole(chosen, body, streams) {
+  if (chosen.encoding === 'zstd') return compressWhole(body, streams.zstd)
+  if (chosen.encoding === 'dcz') {
+    const { dictionary } = chosen
+    return compressWhole(body, dczOptions(streams.zstd, dictionary)).then((frame) => Buffer.concat([dictionary.header, frame]))
+  }
+  // node:zlib's work goes to the threadpool: gzip of even 1 KiB costs about 100 µs, most of it
+  // setting up its state (Node 20, 2-core VM), more than this package lets run on the main thread
+  // (crates/core/src/schedule.rs).
+  return new Promise((resolve, reject) => {
+    const settle = (error, result) => (error ? reject(error) : resolve(result))
+    if (chosen.encoding === 'br') zlib.brotliCompress(body, brotliOptions(streams.br), settle)
+    else zlib.gzip(body, streams.gzip, settle)
+  })
+}
+
+/** `compress` with the zstd stream's options (those of a stream alone, such as highWaterMark, are
+ * not compress options, and are not read). */
+function compressWhole(body, options) {
+  const { highWaterMark, pledgedSize, ...compressOptions } = options ?? {}
+  return compressOnce(body, compressOptions)
 }
 
 /** Whether the response is a range of its representation: encoding it would make the range one of
@@ -267,8 +317,8 @@ function weakenETag(res) {
 
 /** end() after end(): nothing more is written; the callback, if any, is called when the response
  * finishes, as Node calls it. */
-function endAgain(res, stream, original, chunk, encoding, callback) {
-  if (stream === null) return original.end.call(res, chunk, encoding, callback)
+function endAgain(res, encoded, original, chunk, encoding, callback) {
+  if (!encoded) return original.end.call(res, chunk, encoding, callback)
   const done = [chunk, encoding, callback].find((value) => typeof value === 'function')
   if (done !== undefined) {
     if (res.writableFinished) process.nextTick(done, coded(new Error('end after finish'), 'ERR_STREAM_ALREADY_FINISHED'))
@@ -280,8 +330,8 @@ function endAgain(res, stream, original, chunk, encoding, callback) {
 /** write() after end(): as Node answers it for an unencoded body; for an encoded one, the
  * callback (if any) gets Node's ERR_STREAM_WRITE_AFTER_END and nothing reaches the body, which the
  * encoder is still finishing. */
-function writeAfterEnd(res, stream, original, chunk, encoding, callback) {
-  if (stream === null) return original.write.call(res, chunk, encoding, callback)
+function writeAfterEnd(res, encoded, original, chunk, encoding, callback) {
+  if (!encoded) return original.write.call(res, chunk, encoding, callback)
   const done = typeof encoding === 'function' ? encoding : callback
   if (typeof done === 'function') {
     process.nextTick(done, coded(new Error('write after end'), 'ERR_STREAM_WRITE_AFTER_END'))
