@@ -255,8 +255,13 @@ function compress(req, res, config) {
       // The whole body, in one call: encoded in one piece (on the spot when small, else off the
       // main thread), with no stream to set up.
       const done = [chunk, encoding, callback].find((value) => typeof value === 'function')
-      const body = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk
-      encodeWhole(chosen, body ?? EMPTY, config.streams).then(
+      const body =
+        typeof chunk === 'string'
+          ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8')
+          : chunk === undefined || chunk === null || typeof chunk === 'function'
+            ? EMPTY
+            : chunk
+      encodeWhole(chosen, body, config.streams).then(
         (encoded) => original.end.call(res, encoded, done),
         (error) => res.destroy(error),
       )

@@ -156,6 +156,32 @@ describe('compression() with node:http', () => {
     }
   })
 
+  it('encodes a body given whole to end() in every form end() takes', async () => {
+    const base = await serve((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' })
+      const form = req.url?.slice(1)
+      const done = () => {}
+      if (form === 'callback') res.end(done)
+      else if (form === 'empty') res.end()
+      else if (form === 'latin1') res.end(body.toString('latin1'), 'latin1', done)
+      else if (form === 'view') res.end(new Uint8Array(body.buffer, body.byteOffset + 10, 5000), done)
+      else res.end(body.toString('utf8'), done)
+    })
+    const expected: Record<string, Buffer> = {
+      callback: Buffer.alloc(0),
+      empty: Buffer.alloc(0),
+      latin1: body,
+      view: body.subarray(10, 5010),
+      string: Buffer.from(body.toString('utf8')),
+    }
+    for (const [form, bytes] of Object.entries(expected)) {
+      for (const accept of ['zstd', 'br', 'gzip']) {
+        const reply = await get(`${base}/${form}`, { 'accept-encoding': accept })
+        expect([reply.headers['content-encoding'], reply.body.equals(bytes)], `${form} ${accept}`).toEqual([accept, true])
+      }
+    }
+  })
+
   it('offers the codings of options.encodings, in its order', async () => {
     const base = await serve(sendText, { encodings: ['gzip', 'zstd'] })
     expect((await get(base, { 'accept-encoding': 'zstd, gzip, br' })).headers['content-encoding']).toBe('gzip')
