@@ -1,5 +1,7 @@
-// The API of zstd-pool/http (http.js, http.mjs): compressed HTTP responses for node:http, Express, Connect and Fastify.
+// The API of zstd-pool/http (http.js, http.mjs): compressed HTTP responses for node:http, Express, Connect and Fastify,
+// and zstd request bodies decoded (request-decoding.js).
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Readable } from 'node:stream'
 import type { BrotliOptions, ZlibOptions } from 'node:zlib'
 import type { CompressStreamOptions } from './main'
 
@@ -56,3 +58,31 @@ export declare function compression(
 
 /** The default filter: whether the response's `Content-Type` is text, JSON, XML, JavaScript, SVG or WebAssembly. */
 export declare function compressible(req: IncomingMessage, res: ServerResponse): boolean
+
+/** The limits of a decoded request body. */
+export interface DecompressRequestOptions {
+  /** The most bytes a request body may decode to; past it, a 413. Default: 1 MiB (Fastify's default bodyLimit). */
+  maxOutputLength?: number
+  /** The largest window (as a power of two) a request's frames may use; past it, a 413. Default: 23 (8 MB, what browsers decode). */
+  windowLogMax?: number
+}
+
+/**
+ * A middleware that decodes request bodies sent with `Content-Encoding: zstd` as they arrive, in place, for the readers
+ * after it: `app.use(decompressRequest())` before `express.json()`. A body that decodes past the limits is an error with
+ * `status` 413, one that is not zstd an error with `status` 400: given to the request's reader (`express.json` and
+ * `for await` pass it on), or, with none listening, answered by the middleware, which then closes the connection.
+ */
+export declare function decompressRequest(
+  options?: DecompressRequestOptions,
+): (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void
+
+/** Fastify's form of `decompressRequest`: a `preParsing` hook, `fastify.addHook('preParsing', decompressPayload())`. */
+export declare function decompressPayload(
+  options?: DecompressRequestOptions,
+): (
+  request: { headers: IncomingMessage['headers'] },
+  reply: unknown,
+  payload: Readable,
+  done: (error: Error | null, payload?: Readable) => void,
+) => void

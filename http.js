@@ -2,7 +2,8 @@
 // zstd-pool/http: compressed HTTP responses for node:http, Express, Connect and Fastify
 // (`compression(options)`), negotiated from Accept-Encoding (lib/negotiate.js): zstd through this
 // package's compression stream, br and gzip through node:zlib for clients without zstd, identity
-// otherwise; and `dcz` against a dictionary the client holds (lib/transport.js, RFC 9842). See
+// otherwise; and `dcz` against a dictionary the client holds (lib/transport.js, RFC 9842). And
+// zstd request bodies decoded, within limits (`decompressRequest`, request-decoding.js). See
 // docs/http.md.
 
 const { createHash } = require('node:crypto')
@@ -15,6 +16,8 @@ const { coversPath, dictionaryFor, pathOf, readDictionaries, servedAt } = requir
 const { windowAtMost } = require('./lib/parameters.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { compress: compressOnce } = require('./lib/calls.js')
+const { alreadyEncoded, compressible, isPartial, members, noTransform, setAll, vary, weakenETag } = require('./lib/headers.js')
+const { decompressPayload, decompressRequest } = require('./request-decoding.js')
 const { createCompressStream } = require('./stream.js')
 
 /** The codings the middleware can answer with, in its default order of preference. */
@@ -22,17 +25,6 @@ const ENCODINGS = ['zstd', 'br', 'gzip']
 
 /** The largest window a zstd response may use: 8 MB, what browsers decode (RFC 9659). */
 const ZSTD_WINDOW_LOG = 23
-
-/** The content types compressed by default: text, and the structured and script types sent as
- * text: the kinds of type that the `compression` middleware compresses by default, as a few patterns. */
-const COMPRESSIBLE =
-  /^(?:text\/|application\/(?:json|javascript|ecmascript|x-javascript|xml|xhtml\+xml|rss\+xml|atom\+xml|manifest\+json|ld\+json|x-ndjson|graphql-response\+json|wasm|x-www-form-urlencoded)\b|image\/svg\+xml\b|[a-z]+\/[^;\s]+\+(?:json|xml|text)\b)/i
-
-/** Whether the response's Content-Type is one compressed by default (`options.filter`'s default). */
-function compressible(_req, res) {
-  const type = res.getHeader('Content-Type')
-  return typeof type === 'string' && COMPRESSIBLE.test(type)
-}
 
 /** The middleware's options, checked once when it is made. */
 function readOptions(options) {
@@ -88,23 +80,6 @@ function brotliOptions(options) {
  * shared by every response), in the window RFC 9842 allows for it. */
 function dczOptions(options, entry) {
   return windowAtMost({ ...options, dictionary: entry.dictionary }, entry.maxWindowLog)
-}
-
-/** `value`'s header list, as a lowercased array of its comma-separated members. */
-function members(value) {
-  const text = Array.isArray(value) ? value.join(',') : String(value ?? '')
-  return text
-    .split(',')
-    .map((member) => member.trim().toLowerCase())
-    .filter(Boolean)
-}
-
-/** Adds `field` to the response's Vary, unless it is there (or Vary is `*`). */
-function vary(res, field) {
-  const before = res.getHeader('Vary')
-  const present = members(before)
-  if (present.includes('*') || present.includes(field.toLowerCase())) return
-  res.setHeader('Vary', present.length === 0 ? field : `${Array.isArray(before) ? before.join(', ') : before}, ${field}`)
 }
 
 /** The length in bytes of a chunk given to write() or end(). */
@@ -307,19 +282,6 @@ function compressWhole(body, options) {
   return compressOnce(body, compressOptions)
 }
 
-/** Whether the response is a range of its representation: encoding it would make the range one of
- * the encoded bytes (RFC 9110, 14.1.2), which it is not. */
-function isPartial(res) {
-  return res.statusCode === 206 || res.hasHeader('Content-Range')
-}
-
-/** A strong ETag names the bytes of one representation, and the encoded body is another (RFC
- * 9110, 8.8.3): it becomes weak, which If-None-Match still matches. */
-function weakenETag(res) {
-  const etag = res.getHeader('ETag')
-  if (typeof etag === 'string' && etag.startsWith('"')) res.setHeader('ETag', `W/${etag}`)
-}
-
 /** end() after end(): nothing more is written; the callback, if any, is called when the response
  * finishes, as Node calls it. */
 function endAgain(res, encoded, original, chunk, encoding, callback) {
@@ -353,29 +315,4 @@ function safeFilter(filter, req, res) {
   }
 }
 
-function alreadyEncoded(res) {
-  const encoding = res.getHeader('Content-Encoding')
-  return encoding !== undefined && members(encoding).some((member) => member !== 'identity')
-}
-
-function noTransform(res) {
-  return members(res.getHeader('Cache-Control')).includes('no-transform')
-}
-
-/** Sets each of `headers` (an object, or a flat array of names and values, where a name may
- * come more than once) on `res`, as writeHead would send them. */
-function setAll(res, headers) {
-  if (Array.isArray(headers)) {
-    const named = new Set()
-    for (let i = 0; i + 1 < headers.length; i += 2) {
-      const name = String(headers[i]).toLowerCase()
-      if (!named.has(name)) res.removeHeader(name)
-      named.add(name)
-      res.appendHeader(name, headers[i + 1])
-    }
-    return
-  }
-  for (const name of Object.keys(headers)) if (headers[name] !== undefined) res.setHeader(name, headers[name])
-}
-
-module.exports = { compressible, compression }
+module.exports = { compressible, compression, decompressPayload, decompressRequest }

@@ -6,7 +6,7 @@
 import http from './http.js'
 
 export const {
-  compressible, compression,
+  compressible, compression, decompressPayload, decompressRequest,
 } = http
 
 export default http

@@ -41,6 +41,7 @@ describe('the JavaScript layers', () => {
       'main.js',
       'main.mjs',
       'many.js',
+      'request-decoding.js',
       'stream.js',
       'zlib.js',
       'zlib.mjs',
