@@ -556,6 +556,45 @@ describe('compression() with dictionaries (RFC 9842)', () => {
     expect(decompressSync(dcz.raw.subarray(40), { prefix: v1 }).equals(v2)).toBe(true)
   })
 
+  it('against a dictionary larger than the window, sends a whole body as patch-from, within the window RFC 9842 allows', async () => {
+    let seed = 3
+    const letters = (length: number) =>
+      Buffer.from(
+        Array.from({ length }, () => {
+          seed = (seed * 1103515245 + 12345) & 0x7fffffff
+          return 97 + (seed % 26)
+        }),
+      )
+    for (const size of [3 << 20, 9 << 20]) {
+      const old = letters(size)
+      const next = Buffer.concat([old.subarray(0, size >> 1), Buffer.from('/* new */'), old.subarray((size >> 1) + 9)])
+      const hash = `:${createHash('sha256').update(old).digest('base64')}:`
+      const base = await serve(
+        (_req, res) => {
+          res.setHeader('Content-Type', 'text/javascript')
+          if (_req.url === '/js/whole.js') res.end(next)
+          else {
+            res.write(next.subarray(0, 1000))
+            res.end(next.subarray(1000))
+          }
+        },
+        { dictionaries: [{ path: '/dictionaries/bundle', match: '/js/*', data: old }] },
+      )
+      const headers = { 'accept-encoding': 'zstd, dcz', 'available-dictionary': hash }
+      const whole = await get(`${base}/js/whole.js`, headers)
+      const parts = await get(`${base}/js/parts.js`, headers)
+      for (const reply of [whole, parts]) {
+        expect(reply.headers['content-encoding']).toBe('dcz')
+        const frame = reply.raw.subarray(40)
+        // The larger of 8 MB and 1.25 times the dictionary, as a power of two.
+        expect(frameInfo(frame).frames[0].windowSize).toBeLessThanOrEqual(2 ** Math.max(23, Math.floor(Math.log2(size * 1.25))))
+        expect(decompressSync(frame, { prefix: old, windowLogMax: 27 }).equals(next)).toBe(true)
+      }
+      // Random letters: 5 bits of 8 are information, so plain zstd makes about 60% of the size.
+      expect(whole.raw.length).toBeLessThan(2048)
+    }
+  })
+
   it("offers dcz where it offers zstd, gives a 304 its 200's Vary, and validates the dictionary by its hash", async () => {
     const base = await serve(
       (req, res) => {

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 
 import { FLOOR, FLOOR_AGAIN, FLOOR_BATCH, FLOOR_FRESH, isFloor } from './floor.mjs'
+import { httpSection } from './http.mjs'
 
 const MODES = {
   cs: ['sync compress', 0],
@@ -594,6 +595,8 @@ export function writeReport({ major = '26', runs = 3, seconds } = {}) {
   if (many?.rows) md.push('', ...manySection(many))
   const wasm = read(new URL('./results/wasm.json', import.meta.url))
   if (wasm?.rows) md.push('', ...wasmSection(wasm, read(new URL('./results/browser.json', import.meta.url))))
+  const httpResult = read(new URL('./results/http.json', import.meta.url))
+  if (httpResult?.rows) md.push('', ...httpSection(httpResult))
   const memory = read(new URL('./results/memory.json', import.meta.url))
   if (memory?.rows) md.push('', ...memorySection(memory))
   writeFileSync(new URL('./RESULTS.md', import.meta.url), `${md.join('\n')}\n`)

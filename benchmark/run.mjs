@@ -2,7 +2,7 @@
 // included) on the newest Node (the only one with node:zlib zstd), measures multi-threaded
 // compression, dictionaries, streams, the batch API, the WebAssembly build and memory
 // (benchmark/multithread.mjs, benchmark/dictionary.mjs, benchmark/stream.mjs, benchmark/many.mjs,
-// benchmark/wasm.mjs, benchmark/memory.mjs),
+// benchmark/wasm.mjs, benchmark/memory.mjs), and HTTP responses (benchmark/http.mjs),
 // then writes
 // benchmark/RESULTS.md and benchmark/chart.svg.
 // `npm run bench:quick` (or `node benchmark/run.mjs --quick`): a look in under a minute at a few
@@ -94,6 +94,8 @@ console.log('Measuring the batch API (benchmark/many.mjs) ...')
 execFileSync(node, ['benchmark/many.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring the WebAssembly build against the WebAssembly peers (benchmark/wasm.mjs) ...')
 execFileSync(node, ['benchmark/wasm.mjs'], { cwd: root, stdio: 'inherit' })
+console.log('Measuring HTTP responses against the compression middleware (benchmark/http.mjs) ...')
+execFileSync(node, ['benchmark/http.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring memory after bursts and in a steady loop (benchmark/memory.mjs) ...')
 execFileSync(node, ['benchmark/memory.mjs'], { cwd: root, stdio: 'inherit' })
 writeReport({ major, runs, seconds: (Date.now() - started) / 1000 })

@@ -212,6 +212,14 @@ function windowAtMost(options, most) {
   return levelValue >= LARGE_WINDOW_LEVEL ? { ...options, windowLog: most } : options
 }
 
+/** Compress options with a window of 2^`log` bytes, or less if they set less: for patch-from
+ * against a reference larger than the level's window, which the window should reach (a `prefix`
+ * sets the window to the reference's size, which a limit on the window may not allow). */
+function windowOf(options, log) {
+  const { windowLog } = options ?? {}
+  return { ...options, windowLog: windowLog !== undefined && windowLog !== 0 ? Math.min(windowLog, log) : log }
+}
+
 // ---------------------------------------------------------------------------------------------
 // As node:zlib names and takes them (zlib.js).
 
@@ -253,6 +261,7 @@ module.exports = {
   nativeParameters,
   tuneNamed,
   windowAtMost,
+  windowOf,
   workers,
   zlibConstants,
 }

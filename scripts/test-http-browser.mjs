@@ -40,6 +40,14 @@ const record = (i, version) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], ve
 const v1 = JSON.stringify(Array.from({ length: 3000 }, (_, i) => record(i, 1)))
 const v2 = JSON.stringify(Array.from({ length: 3000 }, (_, i) => record(i, 2)))
 const plain = 'zstd for every browser that asks for it. '.repeat(500)
+// A large resource (a 3 MiB bundle, say) and its next version: against a dictionary this large,
+// a body given whole is compressed as patch-from (http.js).
+let seed = 7
+const bundle1 = Array.from({ length: 3 << 20 }, () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff
+  return String.fromCharCode(97 + (seed % 26))
+}).join('')
+const bundle2 = `${bundle1.slice(0, 1 << 20)}/* new */${bundle1.slice((1 << 20) + 9)}`
 const sha256 = (text) => createHash('sha256').update(text).digest('hex')
 
 /** What the server saw and sent, by path. */
@@ -49,16 +57,22 @@ const acks = new Map()
 let unread = 0
 
 const middleware = compression({
-  dictionaries: [{ path: '/dictionaries/api-v1', match: '/api/*', data: v1, type: 'application/json', id: 'api-v1' }],
+  dictionaries: [
+    { path: '/dictionaries/api-v1', match: '/api/*', data: v1, type: 'application/json', id: 'api-v1' },
+    { path: '/dictionaries/bundle-v1', match: '/js/*', data: bundle1, type: 'text/javascript' },
+  ],
 })
 
 function handle(req, res) {
   const path = new URL(req.url, 'http://x').pathname
+  // What the socket carried for this response (its headers and body), for the sizes checked.
+  const socketWritten = req.socket.bytesWritten
   res.on('finish', () =>
     seen.set(path, {
       acceptEncoding: req.headers['accept-encoding'],
       availableDictionary: req.headers['available-dictionary'],
       contentEncoding: res.getHeader('content-encoding'),
+      wire: req.socket.bytesWritten - socketWritten,
     }),
   )
   if (path === '/') {
@@ -67,6 +81,9 @@ function handle(req, res) {
   } else if (path === '/api/items') {
     res.setHeader('Content-Type', 'application/json')
     res.end(v2)
+  } else if (path === '/js/app.js') {
+    res.setHeader('Content-Type', 'text/javascript')
+    res.end(bundle2)
   } else if (path === '/plain') {
     res.setHeader('Content-Type', 'text/plain; charset=utf-8')
     res.end(plain)
@@ -133,6 +150,25 @@ async function main() {
       assert(request.availableDictionary === `:${createHash('sha256').update(v1).digest('base64')}:`, 'not the hash of v1')
       assert(read === sha256(v2), 'the page read other bytes than the new version')
       return `Accept-Encoding: ${request.acceptEncoding}`
+    })
+
+    await check('against a 3 MiB dictionary, a new version comes as dcz in a few hundred bytes (patch-from)', async () => {
+      await page.evaluate(async () => (await fetch('/dictionaries/bundle-v1')).text())
+      let read
+      for (let attempt = 0; attempt < 20; attempt++) {
+        read = await page.evaluate(async () => {
+          const text = await (await fetch(`/js/app.js?attempt=${Date.now()}`)).text()
+          const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)))
+          return Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('')
+        })
+        if (seen.get('/js/app.js')?.contentEncoding === 'dcz') break
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+      const request = seen.get('/js/app.js')
+      assert(request?.contentEncoding === 'dcz', `sent ${request?.contentEncoding}`)
+      assert(read === sha256(bundle2), 'the page read other bytes than the new version')
+      assert(request.wire < 4096, `${request.wire} bytes on the wire`)
+      return `${bundle2.length} bytes in ${request.wire} on the wire, headers included`
     })
 
     await check('a response no dictionary covers comes as zstd', async () => {
