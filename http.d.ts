@@ -70,8 +70,8 @@ export interface DecompressRequestOptions {
 /**
  * A middleware that decodes request bodies sent with `Content-Encoding: zstd` as they arrive, in place, for the readers
  * after it: `app.use(decompressRequest())` before `express.json()`. A body that decodes past the limits is an error with
- * `status` 413, one that is not zstd an error with `status` 400: given to the request's reader (`express.json` and
- * `for await` pass it on), or, with none listening, answered by the middleware, which then closes the connection.
+ * `status` 413, one that is not zstd an error with `status` 400, emitted on the request (`express.json` and `for await`
+ * pass it on); a request with no `'error'` listener is destroyed instead. HTTP/1 requests only.
  */
 export declare function decompressRequest(
   options?: DecompressRequestOptions,

@@ -35,10 +35,9 @@ function codingsBeneathZstd(headers) {
   return codings.at(-1) === 'zstd' ? codings.slice(0, -1) : undefined
 }
 
-/** Whether the request says it has a body (RFC 9112, 6.3), as body-parser and Fastify read it. */
+/** Whether the request says it has a body, empty or not (RFC 9112, 6.3), as body-parser reads it. */
 function hasBody(headers) {
-  const length = headers['content-length']
-  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+  return headers['transfer-encoding'] !== undefined || headers['content-length'] !== undefined
 }
 
 /** The request's headers as they are once its body is decoded: without zstd in Content-Encoding,
@@ -62,17 +61,20 @@ function asHttpError(error) {
  * A middleware `(req, res, next)` that decodes request bodies sent with `Content-Encoding: zstd`
  * as they arrive, in place: the readers after it read the decoded body from `req` (express.json,
  * express.raw, `for await (const chunk of req)`). A body that decodes past `maxOutputLength`
- * (default 1 MiB), or needs a window past `windowLogMax` (default 23), is a 413; one that is not
- * zstd, a 400 (see docs/http.md).
+ * (default 1 MiB), or needs a window past `windowLogMax` (default 23), is an error with status
+ * 413; one that is not zstd, 400: emitted on the request, for its reader to answer (see
+ * docs/http.md).
  */
 function decompressRequest(options) {
   const limits = readLimits(options)
-  return function zstdPoolDecompressRequest(req, res, next) {
+  return function zstdPoolDecompressRequest(req, _res, next) {
     const beneath = codingsBeneathZstd(req.headers)
-    if (beneath !== undefined && hasBody(req.headers) && !req.readableEnded && req.readableEncoding == null) {
+    // HTTP/1 only: HTTP/2's compatibility request reads its body otherwise.
+    const decodable = req.httpVersionMajor === 1 && hasBody(req.headers) && !req.readableEnded && req.readableEncoding == null
+    if (beneath !== undefined && decodable) {
       markDecoded(req.headers, beneath)
-      if (req.complete) decodeReceived(req, res, limits)
-      else decodeArriving(req, res, limits)
+      if (req.complete) decodeReceived(req, limits)
+      else decodeArriving(req, limits)
     }
     if (typeof next === 'function') next()
   }
@@ -85,7 +87,7 @@ function decompressRequest(options) {
  */
 function decompressPayload(options) {
   const limits = readLimits(options)
-  return function zstdPoolDecompressPayload(request, _reply, payload, done) {
+  return function zstdPoolDecompressPayload(request, reply, payload, done) {
     const beneath = codingsBeneathZstd(request.headers)
     if (beneath === undefined) return done(null, payload)
     if (beneath.length === 0) delete request.headers['content-encoding']
@@ -101,58 +103,118 @@ function decompressPayload(options) {
       payload.unpipe(decoder)
     })
     payload.on('error', (error) => decoder.destroy(error))
+    // A body Fastify stopped reading (past bodyLimit, or not parsed): its decoder goes with the reply.
+    reply.raw.once('close', () => {
+      if (!decoder.readableEnded) decoder.destroy()
+    })
     done(null, payload.pipe(decoder))
   }
 }
 
 /**
- * Decodes a body still arriving: each chunk Node's HTTP parser pushes into the request goes to a
+ * Decodes a body still arriving. Each chunk Node's HTTP parser pushes into the request goes to a
  * decompression stream instead (off the main thread), and what it decodes is pushed into the
  * request, with backpressure both ways: the request's reader holds the decoder back, and the
  * decoder holds the socket back (returning false from push, as Node's parser reads it).
+ *
+ * Nothing is decoded before a reader asks (a handler that answers without reading costs no
+ * decoding and meets no error), nor once no reader looks at the data: a request resumed with no
+ * 'data' listener, as Node does to read off the body of a request answered unread, and as
+ * body-parser does after an error, is read off and dropped as it is.
  */
-function decodeArriving(req, res, limits) {
+function decodeArriving(req, limits) {
   const { push, _read: read } = req
-  const decoder = createDecompressStream(limits)
-  // After a failure, what still arrives is dropped; and the request ends, when its reader got the
-  // error (so that it can answer, as body-parser does once the body is read off), not when the
-  // middleware answered (no part of a body that failed is given as the whole of it).
-  let failure = null
-  let received = false
-  const endAfterFailure = () => {
-    if (failure === 'told' && !req.destroyed) push.call(req, null)
+  // Made when a reader first asks: a request never read holds no context.
+  let decoder = null
+  // 'waiting' for a reader (chunks held in `held`), 'decoding', 'dropping' (no reader looks at
+  // the data), 'told' (the reader got an error: the rest is dropped, and the request ends so that
+  // the reader can answer, as body-parser does), or 'closed' (the request was destroyed).
+  let state = 'waiting'
+  let held = []
+  let received = 0
+  let ended = false
+  // Node marks a request whose body it reads off `_dumped` (Node 26 reads it with read(), not
+  // resume()); body-parser reads off with resume().
+  const unread = () => req._dumped === true || (req.readableFlowing === true && req.listenerCount('data') === 0)
+  const restartSocket = () => {
+    if (!req.destroyed) read.call(req, req.readableHighWaterMark)
+  }
+  const drop = () => {
+    state = state === 'told' ? 'told' : 'dropping'
+    held = []
+    decoder?.destroy()
+    if (ended) push.call(req, null)
+  }
+  const start = () => {
+    state = 'decoding'
+    decoder = createDecoder()
+    for (const chunk of held) feed(chunk)
+    held = []
+  }
+  const feed = (chunk) => {
+    if (chunk !== null) return decoder.write(chunk)
+    // An empty body decodes to an empty body.
+    if (received === 0) {
+      decoder.destroy()
+      push.call(req, null)
+    } else decoder.end()
+    return false
   }
   req.push = function pushEncoded(chunk, encoding) {
-    if (chunk === null) received = true
-    if (failure !== null) {
-      if (chunk === null) endAfterFailure()
+    if (chunk === null) ended = true
+    else received += chunk.length
+    if ((state === 'waiting' || state === 'decoding') && unread()) drop()
+    if (state === 'dropping' || state === 'told' || state === 'closed') {
+      if (chunk === null && state !== 'closed') push.call(req, null)
       return chunk !== null
     }
-    if (chunk === null) {
-      decoder.end()
+    if (state === 'waiting') {
+      held.push(chunk === null || encoding === undefined ? chunk : Buffer.from(chunk, encoding))
       return false
     }
-    return decoder.write(chunk, encoding)
+    return feed(chunk)
   }
   req._read = function readDecoded(size) {
-    decoder.resume()
-    return read.call(this, size)
+    if (state === 'waiting') {
+      if (unread()) drop()
+      else start()
+    }
+    if (state === 'decoding') decoder.resume()
+    if (!req.destroyed) read.call(this, size)
   }
-  decoder.on('data', (output) => {
-    if (!push.call(req, output)) decoder.pause()
-  })
-  decoder.on('end', () => push.call(req, null))
-  // The decoder took what it held: more may come from the socket.
-  decoder.on('drain', () => read.call(req, req.readableHighWaterMark))
-  decoder.on('error', (error) => {
-    decoder.destroy()
-    failure = fail(req, res, asHttpError(error))
-    if (received) endAfterFailure()
-  })
+  const createDecoder = () => {
+    const created = createDecompressStream(limits)
+    created.on('data', (output) => {
+      if (!push.call(req, output)) created.pause()
+    })
+    created.on('end', () => push.call(req, null))
+    // The decoder took what it held: more may come from the socket.
+    created.on('drain', () => {
+      if (state === 'decoding') restartSocket()
+    })
+    created.on('error', (error) => {
+      if (state !== 'decoding') return
+      if (unread()) return drop()
+      if (req.listenerCount('error') === 0) {
+        // Node emits a request's errors only to listeners: a request that has none is destroyed
+        // (its reader sees 'close', and no 'end'), and the connection closed.
+        state = 'closed'
+        req.destroy()
+        return
+      }
+      state = 'told'
+      // Piped destinations are not ended with a body that failed.
+      req.unpipe()
+      req.emit('error', asHttpError(error))
+      drop()
+      restartSocket()
+    })
+    return created
+  }
   // A request that goes away mid-body: the decoder (and its native context) goes too.
-  req.on('close', () => decoder.destroy())
+  req.on('close', () => decoder?.destroy())
   // What arrived before the middleware ran, first.
-  if (req.readableLength > 0) decoder.write(req.read(req.readableLength))
+  if (req.readableLength > 0) held.push(req.read(req.readableLength))
 }
 
 /**
@@ -160,38 +222,23 @@ function decodeArriving(req, res, limits) {
  * no more will come through push, so it is decoded on the spot (it is at most what Node buffers
  * for an unread request, the request's highWaterMark and one read from the socket) and put back.
  */
-function decodeReceived(req, res, limits) {
-  const encoded = req.readableLength > 0 ? req.read(req.readableLength) : new Uint8Array(0)
+function decodeReceived(req, limits) {
+  // An empty body decodes to an empty body.
+  if (req.readableLength === 0) return
+  const encoded = req.read(req.readableLength)
   let decoded
   try {
     decoded = decompressSync(encoded, limits)
   } catch (error) {
     // After next(): the readers it starts listen by then.
-    process.nextTick(fail, req, res, asHttpError(error))
+    process.nextTick(() => {
+      if (req.listenerCount('error') === 0) return req.destroy()
+      req.unpipe()
+      req.emit('error', asHttpError(error))
+    })
     return
   }
   if (decoded.length > 0) req.unshift(decoded)
-}
-
-/**
- * A body that cannot be decoded: its reader gets the error (express.json and Fastify answer with
- * its status): 'told'. With no reader listening (Node emits a request's errors only to listeners),
- * the middleware answers it itself, then closes the connection: 'answered'; or, if a response was
- * already under way, closes it.
- */
-function fail(req, res, error) {
-  if (req.listenerCount('error') > 0) {
-    req.emit('error', error)
-    return 'told'
-  }
-  if (res.headersSent) req.destroy()
-  else {
-    res.statusCode = error.status
-    res.setHeader('Connection', 'close')
-    res.setHeader('Content-Type', 'text/plain; charset=utf-8')
-    res.end(`${error.message}\n`, () => req.destroy())
-  }
-  return 'answered'
 }
 
 module.exports = { decompressPayload, decompressRequest }
