@@ -134,6 +134,7 @@ export async function measureHttp() {
   }
   const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
   const result = {
+    date: new Date().toISOString().slice(0, 10),
     node: process.version,
     peer: `compression ${peerVersion}`,
     inFlight: IN_FLIGHT,
@@ -154,7 +155,7 @@ export function httpSection(result) {
     '',
     `\`benchmark/http.mjs\`: a node:http server in a process of its own, with zstd-pool/http's \`compression()\` or Express's \`${result.peer}\``,
     `middleware with their defaults, serving a JSON API response; a client process with ${result.inFlight} requests in flight on keep-alive`,
-    `connections, on ${result.node}. Requests per second: the median of ${result.rounds} rounds of ${result.roundMs / 1000} s, the cells interleaved. \`dcz\`: the`,
+    `connections, on ${result.node} (${result.date}). Requests per second: the median of ${result.rounds} rounds of ${result.roundMs / 1000} s, the cells interleaved. \`dcz\`: the`,
     'request holds the previous version of the response (a few records differ) as its dictionary (RFC 9842). Client and server',
     'share the machine, so the figures compare the middlewares rather than measure a server alone.',
     '',
