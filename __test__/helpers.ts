@@ -1,5 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
@@ -64,6 +66,12 @@ export function textOfLength(length: number): Buffer {
 }
 
 export { jsonRecords } from './records.mjs'
+
+/** `server` listening on a free port of 127.0.0.1: its base URL. */
+export async function listenLocally(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -151,4 +159,11 @@ export function installPacked(work: string, name: string): string {
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name, private: true, version: '1.0.0' }))
   execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', ...tarballs], { cwd: project })
   return project
+}
+
+/** `rounds` rounds of `width` clients at once, each started by `start`, which calls `closed` when its
+ * request is over. */
+export async function inRounds(rounds: number, width: number, start: (closed: () => void) => void): Promise<void> {
+  for (let round = 0; round < rounds; round++)
+    await Promise.all(Array.from({ length: width }, () => new Promise<void>((resolve) => start(resolve))))
 }

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { compressSync, createCompressStream, poolStats } from 'zstd-pool'
 import { decompressPayload, decompressRequest } from 'zstd-pool/http'
+import { inRounds, listenLocally } from './helpers'
 
 const records = Array.from({ length: 3000 }, (_, id) => ({ id, name: `item ${id}`, tags: ['a', 'b'] }))
 const json = Buffer.from(JSON.stringify(records))
@@ -21,10 +22,9 @@ afterAll(async () => {
 })
 
 /** The server's base URL, once it listens on 127.0.0.1. */
-async function listening(server: http.Server): Promise<string> {
+function listening(server: http.Server): Promise<string> {
   closers.push(() => server.close())
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+  return listenLocally(server)
 }
 
 interface Reply {
@@ -276,20 +276,12 @@ describe('decompressRequest() with node:http', () => {
     })
     const body = await streamed(Buffer.from('x'.repeat(1 << 22)))
     const before = poolStats().decompressors.inUse
-    for (let round = 0; round < 10; round++) {
-      await Promise.all(
-        Array.from(
-          { length: 50 },
-          () =>
-            new Promise<void>((resolve) => {
-              const request = http.request(base, { method: 'POST', headers: zstdJson })
-              request.on('error', () => {})
-              request.on('close', () => resolve())
-              request.write(body.subarray(0, body.length >> 1), () => setImmediate(() => request.destroy()))
-            }),
-        ),
-      )
-    }
+    await inRounds(10, 50, (closed) => {
+      const request = http.request(base, { method: 'POST', headers: zstdJson })
+      request.on('error', () => {})
+      request.on('close', closed)
+      request.write(body.subarray(0, body.length >> 1), () => setImmediate(() => request.destroy()))
+    })
     expect(peak).toBeGreaterThan(before)
     for (let i = 0; i < 100 && poolStats().decompressors.inUse > before; i++) await delay(20)
     expect(poolStats().decompressors.inUse).toBe(before)

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { createDecompressStream, Dictionary, decompressSync, frameInfo, poolStats, trainDictionary } from 'zstd-pool'
 import { compressible, compression } from 'zstd-pool/http'
-import { corpus } from './helpers'
+import { corpus, inRounds, listenLocally } from './helpers'
 
 // The negotiation is a module of plain functions; the middleware's tests go through node:http.
 const { acceptedCodings, chooseEncoding } = require('../lib/negotiate.js')
@@ -27,8 +27,7 @@ async function serve(handler: Handler, options?: Parameters<typeof compression>[
   const middleware = compression(options)
   const server = http.createServer((req, res) => middleware(req, res, () => handler(req, res as never)))
   servers.push(server)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+  return listenLocally(server)
 }
 
 interface Reply {
@@ -330,21 +329,13 @@ describe('compression() with node:http', () => {
       // Never ends: the client leaves.
     })
     const before = poolStats().compressors.inUse
-    for (let round = 0; round < 10; round++) {
-      await Promise.all(
-        Array.from(
-          { length: 50 },
-          () =>
-            new Promise<void>((resolve) => {
-              const request = http.get(base, { headers: { 'accept-encoding': 'zstd' } }, (res) => {
-                res.once('data', () => request.destroy())
-              })
-              request.on('close', () => resolve())
-              request.on('error', () => {})
-            }),
-        ),
-      )
-    }
+    await inRounds(10, 50, (closed) => {
+      const request = http.get(base, { headers: { 'accept-encoding': 'zstd' } }, (res) => {
+        res.once('data', () => request.destroy())
+      })
+      request.on('close', closed)
+      request.on('error', () => {})
+    })
     // The server sees each close a little after the client.
     for (let i = 0; i < 100 && poolStats().compressors.inUse > before; i++) await new Promise((r) => setTimeout(r, 20))
     expect(poolStats().compressors.inUse).toBe(before)
