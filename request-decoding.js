@@ -130,7 +130,7 @@ function decodeArriving(req, limits) {
   // the data), 'told' (the reader got an error: the rest is dropped, and the request ends so that
   // the reader can answer, as body-parser does), or 'closed' (the request was destroyed).
   let state = 'waiting'
-  let held = []
+  let held = takeReadAhead(req)
   let received = 0
   let ended = false
   // Node marks a request whose body it reads off `_dumped` (Node 26 reads it with read(), not
@@ -213,32 +213,53 @@ function decodeArriving(req, limits) {
   }
   // A request that goes away mid-body: the decoder (and its native context) goes too.
   req.on('close', () => decoder?.destroy())
-  // What arrived before the middleware ran, first.
-  if (req.readableLength > 0) held.push(req.read(req.readableLength))
 }
 
+/** What Node read ahead of an unread request before the middleware ran (an asynchronous
+ * middleware before it), taken out without asking for more: read() calls _read, which here would
+ * start the socket and mark the request as read (so that Node would no longer read off an unread
+ * body); an empty push then clears the read that _read left pending. */
+function takeReadAhead(req) {
+  if (req.readableLength === 0) return []
+  const { _read: read } = req
+  req._read = () => {}
+  const taken = req.read(req.readableLength)
+  req._read = read
+  req.push(EMPTY)
+  return [taken]
+}
+
+const EMPTY = new Uint8Array(0)
+
 /**
- * Decodes a body received whole before the middleware ran (an asynchronous middleware before it):
- * no more will come through push, so it is decoded on the spot (it is at most what Node buffers
- * for an unread request, the request's highWaterMark and one read from the socket) and put back.
+ * Decodes a body received whole before the middleware ran (an asynchronous middleware before it),
+ * once a reader shows up (a 'data' or 'readable' listener): no more will come through push, so it
+ * is decoded on the spot (it is at most what Node reads ahead of an unread request: its
+ * highWaterMark and one read from the socket) and put back. A body no reader takes is read off as
+ * it is, by Node.
  */
 function decodeReceived(req, limits) {
-  // An empty body decodes to an empty body.
-  if (req.readableLength === 0) return
-  const encoded = req.read(req.readableLength)
-  let decoded
-  try {
-    decoded = decompressSync(encoded, limits)
-  } catch (error) {
-    // After next(): the readers it starts listen by then.
-    process.nextTick(() => {
-      if (req.listenerCount('error') === 0) return req.destroy()
-      req.unpipe()
-      req.emit('error', asHttpError(error))
-    })
-    return
+  const onReader = (event) => {
+    if (event !== 'data' && event !== 'readable') return
+    req.off('newListener', onReader)
+    // An empty body decodes to an empty body.
+    if (req.readableLength === 0) return
+    const encoded = req.read(req.readableLength)
+    let decoded
+    try {
+      decoded = decompressSync(encoded, limits)
+    } catch (error) {
+      // After this tick: the reader's other listeners ('error' among them) are added by then.
+      process.nextTick(() => {
+        if (req.listenerCount('error') === 0) return req.destroy()
+        req.unpipe()
+        req.emit('error', asHttpError(error))
+      })
+      return
+    }
+    if (decoded.length > 0) req.unshift(decoded)
   }
-  if (decoded.length > 0) req.unshift(decoded)
+  req.on('newListener', onReader)
 }
 
 module.exports = { decompressPayload, decompressRequest }

@@ -1,6 +1,5 @@
 // zstd-pool/http's request side: zstd request bodies decoded for the readers after the middleware
 // (express.json, Fastify's parsers, a node:http handler), within limits, with hostile bodies.
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type net from 'node:net'
@@ -85,7 +84,8 @@ async function expressApp(before: ((req: http.IncomingMessage, res: http.ServerR
 /** The hostile bodies and what each is answered with. */
 async function hostile() {
   const zeros = Buffer.alloc(64 << 20)
-  const wideWindow = execFileSync('zstd', ['-q', '-c', '--long=27', '--no-check'], { input: zeros.subarray(0, 1 << 20) })
+  // A frame of unknown size declares its window: 128 MiB here.
+  const wideWindow = await streamed(zeros.subarray(0, 1 << 20), { windowLog: 27 })
   const frame = compressSync(json)
   return [
     { name: 'a frame that declares 64 MiB', body: compressSync(zeros), status: 413, code: 'ERR_BUFFER_TOO_LARGE' },
@@ -142,10 +142,14 @@ describe('decompressRequest() in Express', () => {
     expect((await post(base, [compressSync(json)], zstdJson)).status).toBe(200)
   })
 
-  it('decodes a body received whole before it ran (after an asynchronous middleware)', async () => {
+  it('decodes a body Node read ahead of it, whole or in part (after an asynchronous middleware)', async () => {
     const waited = (_req: unknown, _res: unknown, next: () => void) => void delay(30).then(next)
     const base = await expressApp([waited])
     expect(JSON.parse((await post(base, [compressSync(json)], zstdJson)).text).count).toBe(records.length)
+    // Larger than what Node reads ahead: part of it waits in the request, the rest in the socket.
+    const incompressible = compressSync(Buffer.from(JSON.stringify([randomBytes(400_000).toString('hex')])))
+    expect(incompressible.length).toBeGreaterThan(256 << 10)
+    expect(JSON.parse((await post(base, [incompressible], zstdJson)).text).count).toBe(1)
     for (const { name, body, status, code } of await hostile()) {
       if (body.length > 16_000) continue // more than Node reads ahead of an unread request
       const reply = await post(base, [body], zstdJson)
@@ -155,10 +159,12 @@ describe('decompressRequest() in Express', () => {
 })
 
 describe('decompressRequest() with node:http', () => {
-  /** A server whose handler reads the request with `read`, behind the middleware. */
-  function serve(read: (req: http.IncomingMessage, res: http.ServerResponse) => void, options?: object) {
+  /** A server whose handler reads the request with `read`, behind the middleware (run `wait` ms
+   * after the request came, as after an asynchronous middleware, when given). */
+  function serve(read: (req: http.IncomingMessage, res: http.ServerResponse) => void, options?: object, wait?: number) {
     const middleware = decompressRequest(options)
-    return listening(http.createServer((req, res) => middleware(req, res, () => read(req, res))))
+    const run = (req: http.IncomingMessage, res: http.ServerResponse) => middleware(req, res, () => read(req, res))
+    return listening(http.createServer((req, res) => (wait === undefined ? run(req, res) : setTimeout(run, wait, req, res))))
   }
 
   it('a handler reading with for await gets the body, or the error with its status', async () => {
@@ -193,37 +199,44 @@ describe('decompressRequest() with node:http', () => {
     expect((await post(base, [compressSync(json)], zstdJson)).text).toBe('read')
   })
 
-  it('a handler that answers without reading costs no decoding, meets no error, and keeps the connection', async () => {
-    const base = await serve((_req, res) => {
-      // Answered later, without reading: the middleware never answers behind its back.
-      setTimeout(() => {
-        res.statusCode = 401
-        res.end('who are you')
-      }, 20)
-    })
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-    closers.push(() => agent.destroy())
-    const sockets = new Set()
-    agent.on('free', (socket) => sockets.add(socket))
-    for (const body of [
-      compressSync(Buffer.from(randomBytes(300_000))),
-      Buffer.from('not zstd'),
-      compressSync(Buffer.alloc(64 << 20)),
-    ]) {
-      const reply = await new Promise<Reply>((resolve, reject) => {
-        const request = http.request(base, { method: 'POST', headers: zstdJson, agent }, (res) => {
-          let text = ''
-          res.on('data', (chunk) => (text += chunk))
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
+  it.each([
+    ['right away', undefined],
+    ['after an asynchronous middleware', 30],
+  ])(
+    'a handler that answers without reading costs no decoding, meets no error, and keeps the connection (%s)',
+    async (_when, wait) => {
+      const base = await serve(
+        (_req, res) => {
+          // Answered later, without reading: the middleware never answers behind its back.
+          setTimeout(() => {
+            res.statusCode = 401
+            res.end('who are you')
+          }, 20)
+        },
+        undefined,
+        wait,
+      )
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+      closers.push(() => agent.destroy())
+      const sockets = new Set()
+      agent.on('free', (socket) => sockets.add(socket))
+      const bodies = [compressSync(randomBytes(2 << 20)), Buffer.from('not zstd'), compressSync(Buffer.alloc(64 << 20))]
+      for (const body of bodies) {
+        const reply = await new Promise<Reply>((resolve, reject) => {
+          const request = http.request(base, { method: 'POST', headers: zstdJson, agent }, (res) => {
+            let text = ''
+            res.on('data', (chunk) => (text += chunk))
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
+          })
+          request.on('error', reject)
+          request.end(body)
         })
-        request.on('error', reject)
-        request.end(body)
-      })
-      expect([reply.status, reply.text]).toEqual([401, 'who are you'])
-    }
-    // The three requests went over one connection.
-    expect(sockets.size).toBe(1)
-  })
+        expect([reply.status, reply.text]).toEqual([401, 'who are you'])
+      }
+      // The three requests went over one connection.
+      expect(sockets.size).toBe(1)
+    },
+  )
 
   it('after an error, a piped destination is not ended: no part of a body that failed is taken for the whole', async () => {
     const outcomes: string[] = []
