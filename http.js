@@ -28,9 +28,8 @@ const ENCODINGS = ['zstd', 'br', 'gzip']
 const ZSTD_WINDOW_LOG = 23
 
 /** Dictionaries larger than this are also kept as a Prefix, for bodies given whole: at level 3
- * (a 2 MiB window) a prepared Dictionary reaches about its last 1 to 2 MiB, and patch-from reaches
- * all of it. Measured on a 3 MiB dictionary and a new version differing in a few bytes: 1.9 MB
- * against the Dictionary, a few hundred bytes as patch-from (docs/http.md). */
+ * (a 2 MiB window) a prepared Dictionary reaches only about its last 1 to 2 MiB, and patch-from
+ * reaches all of it (docs/http.md has what that changes). */
 const PREFIX_FROM = 1 << 20
 
 /** The middleware's options, checked once when it is made. */

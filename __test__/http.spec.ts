@@ -561,9 +561,9 @@ describe('compression() with dictionaries (RFC 9842)', () => {
       const next = Buffer.concat([old.subarray(0, size >> 1), Buffer.from('/* new */'), old.subarray((size >> 1) + 9)])
       const hash = `:${createHash('sha256').update(old).digest('base64')}:`
       const base = await serve(
-        (_req, res) => {
+        (req, res) => {
           res.setHeader('Content-Type', 'text/javascript')
-          if (_req.url === '/js/whole.js') res.end(next)
+          if (req.url === '/js/whole.js') res.end(next)
           else {
             res.write(next.subarray(0, 1000))
             res.end(next.subarray(1000))

@@ -43,11 +43,13 @@ function weakenETag(res) {
   if (typeof etag === 'string' && etag.startsWith('"')) res.setHeader('ETag', `W/${etag}`)
 }
 
+/** Whether the response has a Content-Encoding already (other than identity). */
 function alreadyEncoded(res) {
   const encoding = res.getHeader('Content-Encoding')
   return encoding !== undefined && members(encoding).some((member) => member !== 'identity')
 }
 
+/** Whether the response forbids transforming its body (Cache-Control: no-transform). */
 function noTransform(res) {
   return members(res.getHeader('Cache-Control')).includes('no-transform')
 }
