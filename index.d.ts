@@ -282,6 +282,26 @@ export interface Schedule {
 }
 
 /**
+ * The seek table `table` (a file's last bytes, as many as its footer announces), as
+ * little-endian `f64`s: the frame count, whether the table has checksums (0 or 1), then the
+ * `count + 1` offsets of the frames in the file, the `count + 1` offsets of their content, and
+ * each frame's checksum when the table has them.
+ */
+export declare function seekTable(table: Uint8Array, fileLength: number): Buffer
+
+/**
+ * The table frame listing frames of `compressed` and `decompressed` sizes, with `checksums`
+ * (one per frame) when given.
+ */
+export declare function seekTableFrame(compressed: Uint32Array, decompressed: Uint32Array, checksums?: Uint32Array | undefined | null): Buffer
+
+/**
+ * The length of the seek table that `footer` (a file's last 9 bytes) announces, for a file of
+ * `file_length` bytes; it fits in the file.
+ */
+export declare function seekTableLength(footer: Uint8Array, fileLength: number): number
+
+/**
  * Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end
  * in `samples`, `sizes[i]` bytes each.
  */

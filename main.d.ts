@@ -216,3 +216,46 @@ export declare class ZstdDecompressionStream {
   readonly readable: ReadableStream<Uint8Array>
   readonly writable: WritableStream<BufferSource | string>
 }
+
+export interface SeekableCompressOptions extends CompressOptions {
+  /** The decompressed bytes in each frame, 1 to 2^30: a read decodes whole frames. Default: 1 MiB. */
+  frameSize?: number
+  /** Whether each frame carries a checksum, which the seek table then lists. Default: true. */
+  checksum?: boolean
+}
+
+/** Compresses `data` into a seekable file: independent frames of `frameSize` bytes, then a seek table (a skippable frame). */
+export declare function compressSeekableSync(data: Input, options?: SeekableCompressOptions): Buffer
+/** `compressSeekableSync` with the frames compressed in parallel on the libuv threadpool. */
+export declare function compressSeekable(data: Input, options?: SeekableCompressOptions): Promise<Buffer>
+
+/** Where a seekable file's bytes come from: its length, and a read of `length` bytes at `position`. */
+export interface SeekableSource {
+  size: number
+  read(position: number, length: number): Promise<Uint8Array> | Uint8Array
+}
+
+export interface SeekableReaderOptions extends DecompressOptions {
+  /** How many decoded frames the reader keeps, the most recently read. Default: 8. */
+  cacheFrames?: number
+}
+
+/** A reader of a seekable file's decompressed ranges. */
+export interface SeekableReader {
+  /** The decompressed size of the file. */
+  readonly size: number
+  /** How many frames the seek table lists. */
+  readonly frameCount: number
+  /** The decompressed bytes from `position`, `length` of them (fewer at the end); `length` is at most `maxOutputLength`. */
+  read(position: number, length: number): Promise<Buffer>
+  /** The decompressed bytes from `start` to `end` (inclusive, as `fs.createReadStream`), a frame at a time. */
+  createReadStream(options?: { start?: number; end?: number }): import('node:stream').Readable
+  /** Drops the decoded frames it keeps; later reads reject. The source stays open: it is the caller's. */
+  close(): void
+}
+
+/** Opens a seekable file (bytes, a `fs.promises.FileHandle`, or any `SeekableSource`) by its seek table. */
+export declare function openSeekable(
+  source: Input | import('node:fs/promises').FileHandle | SeekableSource,
+  options?: SeekableReaderOptions,
+): Promise<SeekableReader>

@@ -32,4 +32,5 @@ module.exports = {
   ...require('./stream.js'),
   ...require('./many.js'),
   ...require('./frame.js'),
+  ...require('./seekable.js'),
 }

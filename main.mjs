@@ -9,7 +9,8 @@ export const {
   compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary, Prefix,
   poolStats, configurePool, MIN_LEVEL, MAX_LEVEL, DEFAULT_LEVEL, ZstdCompress, ZstdDecompress,
   createCompressStream, createDecompressStream, ZstdCompressionStream, ZstdDecompressionStream,
-  compressMany, compressManySync, decompressMany, decompressManySync, frameInfo,
+  compressMany, compressManySync, decompressMany, decompressManySync, frameInfo, compressSeekable,
+  compressSeekableSync, openSeekable,
 } = zstd
 
 export default zstd

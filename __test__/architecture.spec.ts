@@ -42,6 +42,7 @@ describe('the JavaScript layers', () => {
       'main.mjs',
       'many.js',
       'request-decoding.js',
+      'seekable.js',
       'stream.js',
       'zlib.js',
       'zlib.mjs',

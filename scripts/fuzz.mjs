@@ -3,7 +3,8 @@
 // dictionary, and feeds them to the public API: sync, async, and the Node and Web decompress
 // streams in random chunks. Every call must return a Buffer within its limit or fail with an
 // Error with a code, and a stream must give exactly what the one-shot call gives or fail too.
-// Now and then a compress stream with random chunks and flushes must round-trip.
+// Now and then a compress stream with random chunks and flushes must round-trip, and a seekable
+// file with a mutated seek table must read right or fail with a code.
 // `node --expose-gc scripts/fuzz.mjs [SECONDS [SEED [INPUTS]]]` (SECONDS 0: no time limit); the
 // seed is random unless given, and a failure prints the command that replays it.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -168,12 +169,38 @@ async function compressedStream(below, content, options) {
   return done
 }
 
+/** A seekable file of part of `content`, its seek table mutated (or spliced with `other`) or not:
+ * a random read gives the content's bytes when it is intact, else those or a coded error. */
+async function seekableCase(below, content, other, options) {
+  const data = content.subarray(0, below.chunk())
+  // Frames within maxOutputLength, which bounds each frame a reader decodes.
+  const frameSize = 1 + below(Math.min(8192, options.maxOutputLength))
+  const file = zstd.compressSeekableSync(data, { frameSize, level: 1, checksum: below(2) === 0 })
+  const table = 17 + below(64)
+  const intact = below(4) === 0
+  const input = intact
+    ? file
+    : Buffer.concat([file.subarray(0, Math.max(0, file.length - table)), mutate(below, file.subarray(-table), other)])
+  const opened = await settle(zstd.openSeekable(input, options))
+  if (opened instanceof Error) {
+    if (intact) throw opened
+    judge(opened, options)
+    return
+  }
+  const position = below(data.length + 10)
+  const length = Math.min(below(20_000), options.maxOutputLength)
+  const read = await settle(opened.read(position, length))
+  if (intact && !(Buffer.isBuffer(read) && read.equals(data.subarray(position, position + length))))
+    throw new Error(`a seekable read of ${length} at ${position} gave ${read.code ?? `${read.length} other bytes`}`)
+  judge(read, options)
+}
+
 /** Runs `iterations` mutated inputs (or until `deadline`). */
 export async function fuzz({ seed = 1, iterations = Infinity, deadline = Infinity } = {}) {
   const below = generator(seed)
   const dicts = dictionaries()
   const frames = seeds(dicts)
-  const counts = { streamed: 0, batched: 0, 'stream compressed': 0 }
+  const counts = { streamed: 0, batched: 0, 'stream compressed': 0, seekable: 0 }
   let executions = 0
   while (executions < iterations && Date.now() < deadline) {
     const base = frames[below(frames.length)]
@@ -216,6 +243,10 @@ export async function fuzz({ seed = 1, iterations = Infinity, deadline = Infinit
           const same = Buffer.isBuffer(whole) ? Buffer.isBuffer(item) && item.equals(whole) : item.code === whole.code
           if (!same) throw new Error(`a batch disagrees with the one-shot call: ${item.code ?? `${item.length} bytes`}`)
         }
+      }
+      if (below(16) === 0) {
+        counts.seekable++
+        await seekableCase(below, corpus[below(corpus.length)], frames[below(frames.length)].frame, options)
       }
       if (below(64) === 0) {
         counts['stream compressed']++

@@ -210,6 +210,7 @@ pub fn failure_kind(failure: &Failure) -> String {
     | Failure::PrefixReleased
     | Failure::TrainingFailed { .. }
     | Failure::Napi(_)
+    | Failure::Seekable(_)
     | Failure::Panicked => panic!("a decode failed with {failure:?}, which decoding never may"),
   }
 }
@@ -222,6 +223,8 @@ pub struct Report {
   pub streamed: u64,
   /// Seed contents compressed as a stream with random chunks and flushes, then decoded.
   pub stream_compressed: u64,
+  /// Seek tables (of the seekable format) mutated and read.
+  pub seek_tables: u64,
   pub failures: BTreeMap<String, u64>,
 }
 
@@ -347,6 +350,57 @@ fn random_tuning(rng: &mut Rng) -> Tuning {
 
 /// Runs `executions` mutated inputs from `seed`, or until `deadline`. A failing input is written
 /// to `target/fuzz-failures/` and the command that replays the run up to it is printed.
+/// A seekable file made of `body` cut into random frames, its seek table then mutated (or the
+/// whole file cut short): reading it gives a table whose offsets account for the file exactly, or
+/// a seekable failure; never a panic, nor more memory than the file's length justifies.
+pub fn seek_table_case(rng: &mut Rng, body: &[u8], report: &mut Report) {
+  use zstd_pool_core::seekable::{read_footer, read_table, write_table, Entry, FOOTER_LEN};
+  let mut entries = Vec::new();
+  let mut at = 0;
+  while at < body.len() {
+    let len = (1 + rng.below(body.len() - at)).min(body.len() - at);
+    entries.push(Entry { compressed: len as u32, decompressed: rng.next() as u32, checksum: None });
+    at += len;
+  }
+  if rng.below(2) == 0 {
+    for entry in &mut entries {
+      entry.checksum = Some(rng.next() as u32);
+    }
+  }
+  let mut file = body.to_vec();
+  file.extend(write_table(&entries).expect("a table of few frames"));
+  let table_start = body.len();
+  for _ in 0..1 + rng.below(4) {
+    match rng.below(4) {
+      0 => file.truncate(rng.below(file.len() + 1)),
+      _ if file.len() > table_start => {
+        let at = table_start + rng.below(file.len() - table_start);
+        file[at] = rng.next() as u8;
+      }
+      _ => {}
+    }
+  }
+  let len = file.len() as u64;
+  let outcome = (|| {
+    let footer = read_footer(file.get(file.len().checked_sub(FOOTER_LEN)?..)?, len);
+    Some(footer.and_then(|footer| read_table(&file[file.len() - footer.table_len() as usize..], footer, len)))
+  })();
+  match outcome {
+    None => {}
+    Some(Ok(table)) => {
+      let frames = table.frame_count();
+      assert!(frames as u64 <= len / 8, "a table of {frames} frames from a file of {len} bytes");
+      assert!(table.compressed.windows(2).all(|pair| pair[0] < pair[1]), "frames of no bytes");
+      assert!(table.decompressed.windows(2).all(|pair| pair[0] <= pair[1]));
+      assert!(table.size() <= zstd_pool_core::seekable::MAX_SIZE);
+    }
+    Some(Err(failure)) => {
+      assert!(matches!(failure, Failure::Seekable(_)), "a seek table failed with {failure:?}");
+      *report.failures.entry("seek table refused".to_owned()).or_default() += 1;
+    }
+  }
+}
+
 pub fn run(root: &Path, seed: u64, executions: u64, deadline: Option<std::time::Instant>) -> Report {
   let files = corpus(root);
   let dictionaries = dictionaries(&files);
@@ -386,6 +440,7 @@ pub fn run(root: &Path, seed: u64, executions: u64, deadline: Option<std::time::
     };
     let streamed = rng.below(2) == 0;
     let round_trip = rng.below(32) == 0;
+    let seek_table = rng.below(8) == 0;
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
       let given = dictionary.map(|index| &dictionaries.all[index]);
       let expect = match (&base.content, input == base.frame, dictionary == base.dictionary) {
@@ -408,6 +463,10 @@ pub fn run(root: &Path, seed: u64, executions: u64, deadline: Option<std::time::
             stream.as_ref().map(Vec::len)
           ),
         }
+      }
+      if seek_table {
+        report.seek_tables += 1;
+        seek_table_case(&mut rng, &input, &mut report);
       }
       if round_trip {
         if let Some(content) = &base.content {

@@ -49,8 +49,21 @@ pub enum Failure {
   PrefixReleased,
   /// A Node-API call failed: the environment is unusable (for example, shutting down).
   Napi(&'static str),
+  /// A seekable file whose seek table is missing, malformed, or wrong about its frames.
+  Seekable(SeekableProblem),
   /// A bug: the work panicked. The panic is caught so that it never crosses into Node.
   Panicked,
+}
+
+/// What is wrong with a seekable file (crate::seekable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeekableProblem {
+  /// The file does not end with a seek table's footer.
+  NoTable,
+  /// The table is malformed, or its sizes do not fit the file: why.
+  Corrupt(&'static str),
+  /// A frame's content does not match the checksum the table lists for it.
+  ChecksumWrong { frame: u64 },
 }
 
 /// The JavaScript class of an error.
@@ -148,6 +161,17 @@ impl Failure {
         (Error, "ERR_INTERNAL_ASSERTION", "zstd-pool: internal error (a panic was caught); please report it".to_owned())
       }
       Failure::Napi(what) => (Error, "ERR_NAPI", format!("Node-API call failed: {what}")),
+      Failure::Seekable(SeekableProblem::NoTable) => {
+        (Error, "ERR_ZSTD_SEEKABLE_NO_TABLE", "zstd-pool: not a seekable file: it does not end with a seek table".to_owned())
+      }
+      Failure::Seekable(SeekableProblem::Corrupt(why)) => {
+        (Error, "ERR_ZSTD_SEEKABLE_CORRUPT", format!("zstd-pool: the seek table is corrupt: {why}"))
+      }
+      Failure::Seekable(SeekableProblem::ChecksumWrong { frame }) => (
+        Error,
+        "ERR_ZSTD_SEEKABLE_CHECKSUM",
+        format!("zstd-pool: frame {frame} does not match the checksum its seek table lists"),
+      ),
     };
     ErrorShape { class, code, message }
   }

@@ -23,5 +23,6 @@ pub mod mt;
 pub mod oneshot;
 pub mod pool;
 pub mod schedule;
+pub mod seekable;
 pub mod stream;
 pub mod sweep;

@@ -11,6 +11,7 @@ pub mod oneshot;
 pub mod pool;
 pub mod prefix;
 pub mod reference;
+pub mod seekable;
 #[cfg(target_family = "wasm")]
 pub mod staging;
 pub mod stream;

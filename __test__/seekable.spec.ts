@@ -1,0 +1,214 @@
+// The zstd seekable format: files written and read back at random ranges, through every kind of
+// source, against the zstd tool and python's pyzstd, and hostile seek tables.
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buffer } from 'node:stream/consumers'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+import { compressSeekable, compressSeekableSync, frameInfo, openSeekable } from 'zstd-pool'
+import { corpus, skipWithoutZstdCli, zstdPiped } from './helpers'
+
+const data = Buffer.concat(corpus.map((file) => file.data))
+
+/** A deterministic generator of positions. */
+function positions(seed: number) {
+  let state = seed
+  return (below: number) => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff
+    return state % below
+  }
+}
+
+/** A file whose last `count` bytes hold a seek table that lists `frames` (compressed, decompressed). */
+function withTable(body: Uint8Array, frames: [number, number][], descriptor = 0) {
+  const table = Buffer.alloc(8 + frames.length * 8 + 9)
+  table.writeUInt32LE(0x184d2a5e, 0)
+  table.writeUInt32LE(table.length - 8, 4)
+  frames.forEach(([compressed, decompressed], i) => {
+    table.writeUInt32LE(compressed, 8 + i * 8)
+    table.writeUInt32LE(decompressed, 12 + i * 8)
+  })
+  table.writeUInt32LE(frames.length, table.length - 9)
+  table[table.length - 5] = descriptor
+  table.writeUInt32LE(0x8f92eab1, table.length - 4)
+  return Buffer.concat([body, table])
+}
+
+describe('compressSeekable and openSeekable', () => {
+  it('write independent frames and a seek table; a reader reads any range, decoding only what covers it', async () => {
+    const file = compressSeekableSync(data, { frameSize: 64 << 10 })
+    expect((await compressSeekable(data, { frameSize: 64 << 10 })).equals(file)).toBe(true)
+    const reader = await openSeekable(file)
+    expect(reader.size).toBe(data.length)
+    expect(reader.frameCount).toBe(Math.ceil(data.length / (64 << 10)))
+    // What any zstd decoder sees: the frames, then one skippable frame.
+    const info = frameInfo(file)
+    expect(info.frameCount).toBe(reader.frameCount + 1)
+    expect(info.frames.at(-1)?.skippable).toBe(true)
+    const next = positions(7)
+    for (let i = 0; i < 200; i++) {
+      const position = next(data.length + 100)
+      const length = next(i % 10 === 0 ? 300_000 : 5000)
+      const got = await reader.read(position, length)
+      expect(got.equals(data.subarray(position, position + length)), `${position}+${length}`).toBe(true)
+    }
+    reader.close()
+    await expect(reader.read(0, 1)).rejects.toMatchObject({ code: 'ERR_INVALID_STATE' })
+  })
+
+  it('reads from a FileHandle and from any { size, read } source, and streams a range', async () => {
+    const file = await compressSeekable(data, { frameSize: 100_000, level: 1 })
+    const path = join(mkdtempSync(join(tmpdir(), 'zstd-pool-seekable-')), 'data.zst')
+    writeFileSync(path, file)
+    const handle = await open(path)
+    try {
+      const fromFile = await openSeekable(handle)
+      expect((await fromFile.read(123_456, 250_000)).equals(data.subarray(123_456, 373_456))).toBe(true)
+      let reads = 0
+      const ranged = await openSeekable({
+        size: file.length,
+        read: async (position: number, length: number) => {
+          reads++
+          return file.subarray(position, position + length)
+        },
+      })
+      expect((await ranged.read(500_000, 10)).equals(data.subarray(500_000, 500_010))).toBe(true)
+      // The footer, the table, and one frame.
+      expect(reads).toBe(3)
+      const streamed = await buffer(fromFile.createReadStream({ start: 99_990, end: 300_009 }))
+      expect(streamed.equals(data.subarray(99_990, 300_010))).toBe(true)
+    } finally {
+      await handle.close()
+    }
+  })
+
+  it.skipIf(skipWithoutZstdCli)('writes files the zstd tool decompresses whole', () => {
+    const file = compressSeekableSync(data, { frameSize: 1 << 18 })
+    expect(zstdPiped(['-d', '-c'], file).equals(data)).toBe(true)
+  })
+
+  it('refuses hostile seek tables with a coded error, allocating no more than the file justifies', async () => {
+    const good = compressSeekableSync(data.subarray(0, 100_000), { frameSize: 30_000 })
+    const frames = frameInfo(good).frames.slice(0, -1)
+    const body = good.subarray(
+      0,
+      frames.reduce((sum, frame) => sum + frame.compressedSize, 0),
+    )
+    const sizes = frames.map((frame) => [frame.compressedSize, frame.contentSize ?? 0] as [number, number])
+    const cases: [string, Uint8Array, string][] = [
+      ['no table', body, 'ERR_ZSTD_SEEKABLE_NO_TABLE'],
+      ['too short', Buffer.from([0xb1]), 'ERR_ZSTD_SEEKABLE_NO_TABLE'],
+      [
+        '10^9 frames',
+        (() => {
+          const file = Buffer.from(good)
+          file.writeUInt32LE(1e9, file.length - 9)
+          return file
+        })(),
+        'ERR_ZSTD_SEEKABLE_CORRUPT',
+      ],
+      ['reserved bits', withTable(body, sizes, 0x08), 'ERR_ZSTD_SEEKABLE_CORRUPT'],
+      [
+        'sizes past the file',
+        withTable(
+          body,
+          sizes.map(([c, d], i) => [i === 0 ? c + 1 : c, d]),
+        ),
+        'ERR_ZSTD_SEEKABLE_CORRUPT',
+      ],
+      [
+        'sizes short of it',
+        withTable(
+          body,
+          sizes.map(([c, d], i) => [i === 0 ? c - 1 : c, d]),
+        ),
+        'ERR_ZSTD_SEEKABLE_CORRUPT',
+      ],
+      [
+        'an overflowing size',
+        withTable(
+          body,
+          sizes.map(([, d], i) => [i === 0 ? 0xffffffff : 1, d]),
+        ),
+        'ERR_ZSTD_SEEKABLE_CORRUPT',
+      ],
+    ]
+    for (const [name, file, code] of cases) {
+      await expect(openSeekable(file), name).rejects.toMatchObject({ code })
+    }
+    // Tables that open, and frames that are not what they say.
+    // Frames that decode to more, or less, than the table lists.
+    for (const change of [1, -1]) {
+      const listed = sizes.map(([c, d], i) => [c, i === 1 ? d + change : d] as [number, number])
+      const lying = await openSeekable(withTable(body, listed))
+      await expect(lying.read(0, 100_000)).rejects.toMatchObject({ code: 'ERR_ZSTD_SEEKABLE_CORRUPT' })
+    }
+    const wrongSum = Buffer.from(good)
+    wrongSum[wrongSum.length - 9 - 12 * frames.length + 8] ^= 1
+    await expect((await openSeekable(wrongSum)).read(0, 10)).rejects.toMatchObject({ code: 'ERR_ZSTD_SEEKABLE_CHECKSUM' })
+    const short = {
+      size: good.length,
+      read: async (position: number, length: number) => good.subarray(position, position + length - 1),
+    }
+    await expect(openSeekable(short)).rejects.toMatchObject({ code: 'ERR_ZSTD_SEEKABLE_SHORT_READ' })
+    // maxOutputLength holds per read.
+    const limited = await openSeekable(good, { maxOutputLength: 1000 })
+    await expect(limited.read(0, 1001)).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE' })
+  })
+
+  it('checks its options', async () => {
+    expect(() => compressSeekableSync(data, { frameSize: 0 })).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    expect(() => compressSeekableSync(data, { frameSize: 2 ** 31 })).toThrow(RangeError)
+    await expect(openSeekable(42 as never)).rejects.toThrow(TypeError)
+    await expect(openSeekable({ size: -1, read: () => {} } as never)).rejects.toThrow(RangeError)
+  })
+})
+
+/** Python's environment with pyzstd, which .ci/run installs (pinned) into .tools/pypkgs. */
+const pythonEnv = { ...process.env, PYTHONPATH: fileURLToPath(new URL('../.tools/pypkgs', import.meta.url)) }
+const hasPyzstd = spawnSync('python3', ['-c', 'import pyzstd'], { env: pythonEnv, stdio: 'ignore' }).status === 0
+
+describe.skipIf(!hasPyzstd && !process.env.CI)("against pyzstd's SeekableZstdFile", () => {
+  const run = (script: string, ...args: string[]) => {
+    const ran = spawnSync('python3', ['-c', script, ...args], { env: pythonEnv, encoding: 'buffer', maxBuffer: 1 << 30 })
+    if (ran.status !== 0) throw new Error(ran.stderr.toString())
+    return ran.stdout
+  }
+
+  it('reads what pyzstd writes, at random ranges', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zstd-pool-pyzstd-'))
+    writeFileSync(join(dir, 'data'), data)
+    run(
+      'import sys, pyzstd\nwith pyzstd.SeekableZstdFile(sys.argv[2], "w", max_frame_content_size=50000) as f: f.write(open(sys.argv[1], "rb").read())',
+      join(dir, 'data'),
+      join(dir, 'data.zst'),
+    )
+    const handle = await open(join(dir, 'data.zst'))
+    try {
+      const reader = await openSeekable(handle)
+      expect(reader.size).toBe(data.length)
+      const next = positions(3)
+      for (let i = 0; i < 100; i++) {
+        const position = next(data.length)
+        expect((await reader.read(position, 7000)).equals(data.subarray(position, position + 7000))).toBe(true)
+      }
+    } finally {
+      await handle.close()
+    }
+  })
+
+  it('writes what pyzstd reads, at random ranges', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zstd-pool-pyzstd-'))
+    writeFileSync(join(dir, 'data.zst'), compressSeekableSync(data, { frameSize: 80_000 }))
+    const next = positions(5)
+    const ranges = Array.from({ length: 50 }, () => [next(data.length), 5000])
+    const script =
+      'import sys, json, pyzstd\nf = pyzstd.SeekableZstdFile(sys.argv[1], "r")\nfor p, n in json.loads(sys.argv[2]):\n  f.seek(p); sys.stdout.buffer.write(f.read(n))'
+    const out = run(script, join(dir, 'data.zst'), JSON.stringify(ranges))
+    expect(out.equals(Buffer.concat(ranges.map(([p, n]) => data.subarray(p, p + n))))).toBe(true)
+  })
+})
