@@ -217,7 +217,7 @@ export declare class ZstdDecompressionStream {
   readonly writable: WritableStream<BufferSource | string>
 }
 
-export interface SeekableCompressOptions extends CompressOptions {
+export interface SeekableCompressOptions extends Omit<CompressOptions, 'prefix'> {
   /** The decompressed bytes in each frame, 1 to 2^30: a read decodes whole frames. Default: 1 MiB. */
   frameSize?: number
   /** Whether each frame carries a checksum, which the seek table then lists. Default: true. */
@@ -225,9 +225,9 @@ export interface SeekableCompressOptions extends CompressOptions {
 }
 
 /** Compresses `data` into a seekable file: independent frames of `frameSize` bytes, then a seek table (a skippable frame). */
-export declare function compressSeekableSync(data: Input, options?: SeekableCompressOptions): Buffer
+export declare function compressSeekableSync(data: Input, options?: number | SeekableCompressOptions): Buffer
 /** `compressSeekableSync` with the frames compressed in parallel on the libuv threadpool. */
-export declare function compressSeekable(data: Input, options?: SeekableCompressOptions): Promise<Buffer>
+export declare function compressSeekable(data: Input, options?: number | SeekableCompressOptions): Promise<Buffer>
 
 /** Where a seekable file's bytes come from: its length, and a read of `length` bytes at `position`. */
 export interface SeekableSource {
@@ -235,7 +235,7 @@ export interface SeekableSource {
   read(position: number, length: number): Promise<Uint8Array> | Uint8Array
 }
 
-export interface SeekableReaderOptions extends DecompressOptions {
+export interface SeekableReaderOptions extends Omit<DecompressOptions, 'prefix' | 'signal'> {
   /** How many decoded frames the reader keeps, the most recently read. Default: 8. */
   cacheFrames?: number
 }
@@ -256,6 +256,6 @@ export interface SeekableReader {
 
 /** Opens a seekable file (bytes, a `fs.promises.FileHandle`, or any `SeekableSource`) by its seek table. */
 export declare function openSeekable(
-  source: Input | import('node:fs/promises').FileHandle | SeekableSource,
+  source: NodeJS.ArrayBufferView | ArrayBuffer | SharedArrayBuffer | import('node:fs/promises').FileHandle | SeekableSource,
   options?: SeekableReaderOptions,
 ): Promise<SeekableReader>

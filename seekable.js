@@ -14,6 +14,7 @@ const { decompressOptions } = require('./lib/options.js')
 const { bytes } = require('./lib/primordials.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { compressMany, compressManySync } = require('./many.js')
+const { createDecompressStream } = require('./stream.js')
 
 /** Frames of 1 MiB of content by default: a read of a few KiB decodes at most 2 MiB. */
 const DEFAULT_FRAME_SIZE = 1 << 20
@@ -21,18 +22,36 @@ const DEFAULT_FRAME_SIZE = 1 << 20
 const MAX_FRAME_SIZE = 1 << 30
 /** Decoded frames a reader keeps by default, the most recently read. */
 const DEFAULT_CACHED_FRAMES = 8
+/** Frames listed as larger than this are not decoded whole (nor kept): a read decodes them as a
+ * stream up to the end of its range and keeps only its range. A file whose table lists 1 GiB
+ * frames (pyzstd's default) would otherwise cost a gigabyte per frame read, and one crafted to
+ * list them over a few kilobytes of RLE blocks, as much. */
+const WHOLE_FRAME_LIMIT = 8 << 20
 /** The footer of a seek table: the last bytes of a seekable file. */
 const FOOTER_LENGTH = 9
 
 /** `compressSeekable`'s options: the frame size, and the options of each frame's compression
  * (with a checksum by default: the seek table lists each frame's). */
 function writeOptions(options) {
-  const object = optionsObject(options, 'options', 'an object of compression options') ?? {}
+  const object =
+    typeof options === 'number'
+      ? { level: options }
+      : (optionsObject(options, 'options', 'a level or an object of compression options') ?? {})
   const { frameSize = DEFAULT_FRAME_SIZE, checksum = true, ...compressOptions } = object
+  if (compressOptions.prefix !== undefined) throw notForSeekable('options.prefix', compressOptions.prefix)
   return {
     frameSize: integer(frameSize, 'options.frameSize', 1, MAX_FRAME_SIZE),
     compressOptions: { ...compressOptions, checksum },
   }
+}
+
+/** An option seekable files do not take: patch-from is for one frame against one reference, and
+ * a reader's reads are cancelled by not awaiting them. */
+function notForSeekable(name, value) {
+  return coded(
+    new TypeError(`The "${name}" property is not supported by seekable files, received ${typeof value}`),
+    'ERR_INVALID_ARG_VALUE',
+  )
 }
 
 /** `data` in pieces of `frameSize` bytes (views, no copies). */
@@ -86,9 +105,13 @@ async function compressSeekable(data, options) {
  * `fs.promises.FileHandle` through `read`, and any other object as it is. Every read is checked
  * to give the bytes asked for. */
 async function sourceOf(source) {
-  if (source instanceof Uint8Array || ArrayBuffer.isView(source) || source instanceof ArrayBuffer) {
+  if (ArrayBuffer.isView(source) || source instanceof ArrayBuffer || isShared(source)) {
     const view = bytes(source, 'source')
-    return { size: view.length, read: async (position, length) => view.subarray(position, position + length) }
+    // A view of a buffer detached since gives nothing, which readExactly reports.
+    return {
+      size: view.length,
+      read: async (position, length) => (view.length === 0 ? undefined : view.subarray(position, position + length)),
+    }
   }
   if (source === null || typeof source !== 'object') {
     throw invalidType('source', 'a byte view, a FileHandle or an object with size and read(position, length)', source)
@@ -112,8 +135,13 @@ async function sourceOf(source) {
   }
 }
 
+function isShared(value) {
+  return typeof SharedArrayBuffer === 'function' && value instanceof SharedArrayBuffer
+}
+
 /** `length` bytes at `position` of `source`, as bytes: fewer, or something else, is an error. */
 async function readExactly(source, position, length) {
+  if (length === 0) return new Uint8Array(0)
   const got = await source.read(position, length)
   const view = ArrayBuffer.isView(got) ? bytes(got, "the source's read") : undefined
   if (view === undefined || view.length !== length) {
@@ -126,8 +154,11 @@ async function readExactly(source, position, length) {
 /** Opens a seekable file: reads its seek table, and gives a reader of its ranges. */
 async function openSeekable(source, options) {
   const object = optionsObject(options, 'options', 'an object of reader options') ?? {}
-  const { cacheFrames = DEFAULT_CACHED_FRAMES, ...limits } = object
-  const settings = decompressOptions(limits)
+  const { cacheFrames = DEFAULT_CACHED_FRAMES, signal, prefix, ...decoding } = object
+  if (prefix !== undefined) throw notForSeekable('options.prefix', prefix)
+  if (signal !== undefined) throw notForSeekable('options.signal', signal)
+  // Checked now; each frame's decompress takes them (the dictionary too), with its own limit.
+  const settings = { ...decoding, maxOutputLength: decompressOptions(decoding).maxOutputLength }
   const cached = integer(cacheFrames, 'options.cacheFrames', 0, 1 << 16)
   const from = await sourceOf(source)
   if (from.size < FOOTER_LENGTH)
@@ -149,16 +180,19 @@ class SeekableReader {
   #source
   #count
   #numbers
-  #limits
+  #decoding
+  #maxOutputLength
   #cache = new Map()
   #cacheSize
+  #pending = new Map()
   #closed = false
 
-  constructor(source, table, limits, cacheSize) {
+  constructor(source, table, decoding, cacheSize) {
     this.#source = source
     this.#numbers = new Float64Array(table.buffer, table.byteOffset, table.length / 8)
     this.#count = this.#numbers[0]
-    this.#limits = limits
+    this.#decoding = decoding
+    this.#maxOutputLength = decoding.maxOutputLength
     this.#cacheSize = cacheSize
   }
 
@@ -197,8 +231,20 @@ class SeekableReader {
     return low
   }
 
-  /** Frame `frame`'s content, from the cache or decoded (and then cached). */
-  async #decoded(frame) {
+  /** Frame `frame`'s compressed bytes, and its content's size as the table lists it. */
+  async #encoded(frame) {
+    const listed = this.#decompressedOffset(frame + 1) - this.#decompressedOffset(frame)
+    if (listed > this.#maxOutputLength) {
+      const message = `zstd-pool: frame ${frame} holds ${listed} bytes, more than maxOutputLength (${this.#maxOutputLength} bytes)`
+      throw coded(new RangeError(message), 'ERR_BUFFER_TOO_LARGE')
+    }
+    const start = this.#compressedOffset(frame)
+    return { encoded: await readExactly(this.#source, start, this.#compressedOffset(frame + 1) - start), listed }
+  }
+
+  /** Frame `frame`'s content, from the cache, from a decode under way, or decoded now (and then
+   * cached). */
+  #whole(frame) {
     const hit = this.#cache.get(frame)
     if (hit !== undefined) {
       // The most recently used last.
@@ -206,31 +252,66 @@ class SeekableReader {
       this.#cache.set(frame, hit)
       return hit
     }
-    const expected = this.#decompressedOffset(frame + 1) - this.#decompressedOffset(frame)
-    if (expected > this.#limits.maxOutputLength) {
-      const message = `zstd-pool: frame ${frame} holds ${expected} bytes, more than maxOutputLength (${this.#limits.maxOutputLength} bytes)`
-      throw coded(new RangeError(message), 'ERR_BUFFER_TOO_LARGE')
+    let pending = this.#pending.get(frame)
+    if (pending === undefined) {
+      pending = this.#decodeWhole(frame).finally(() => this.#pending.delete(frame))
+      this.#pending.set(frame, pending)
     }
-    const maxOutputLength = Math.max(1, expected)
-    const start = this.#compressedOffset(frame)
-    const encoded = await readExactly(this.#source, start, this.#compressedOffset(frame + 1) - start)
-    const content = await decompress(encoded, { maxOutputLength, windowLogMax: this.#limits.windowLogMax }).catch((error) => {
-      throw error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', expected) : error
-    })
-    if (content.length !== expected) throw notAsListed(frame, `${content.length}`, expected)
-    const listed = this.#checksum(frame)
+    return pending
+  }
+
+  async #decodeWhole(frame) {
+    const { encoded, listed } = await this.#encoded(frame)
+    // Read before the decode: the source may reuse its buffer once its read is done.
+    const checked = this.#checksum(frame) !== undefined && hasChecksum(encoded) ? checksumOf(encoded) : undefined
+    const content =
+      encoded.length === 0
+        ? Buffer.alloc(0)
+        : await decompress(encoded, { ...this.#decoding, maxOutputLength: Math.max(1, listed) }).catch((error) => {
+            throw error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error
+          })
+    if (content.length !== listed) throw notAsListed(frame, `${content.length}`, listed)
     // libzstd checked the content against the frame's own checksum; the table's must be that one.
-    if (listed !== undefined && hasChecksum(encoded) && checksumOf(encoded) !== listed) {
+    if (checked !== undefined && checked !== this.#checksum(frame)) {
       throw coded(
         new Error(`zstd-pool: frame ${frame} does not match the checksum its seek table lists`),
         'ERR_ZSTD_SEEKABLE_CHECKSUM',
       )
     }
-    if (this.#cacheSize > 0) {
+    if (this.#cacheSize > 0 && !this.#closed) {
       if (this.#cache.size >= this.#cacheSize) this.#cache.delete(this.#cache.keys().next().value)
       this.#cache.set(frame, content)
     }
     return content
+  }
+
+  /** Bytes `from` to `to` of a frame too large to decode whole: decoded as a stream, keeping only
+   * those, and stopped once they are out, so that what a read holds is bounded by its length and
+   * the frame's window rather than by what the table says the frame holds. */
+  async #part(frame, from, to) {
+    const { encoded, listed } = await this.#encoded(frame)
+    return new Promise((resolve, reject) => {
+      const stream = createDecompressStream({ ...this.#decoding, maxOutputLength: Math.max(1, listed) })
+      const parts = []
+      let at = 0
+      let settled = false
+      const settle = (error) => {
+        if (settled) return
+        settled = true
+        stream.destroy()
+        if (error) reject(error)
+        else resolve(Buffer.concat(parts))
+      }
+      stream.on('data', (chunk) => {
+        if (at + chunk.length > from && at < to)
+          parts.push(chunk.subarray(Math.max(0, from - at), Math.min(chunk.length, to - at)))
+        at += chunk.length
+        if (at >= to) settle()
+      })
+      stream.on('error', (error) => settle(error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error))
+      stream.on('end', () => settle(at === listed ? undefined : notAsListed(frame, `${at}`, listed)))
+      stream.end(encoded)
+    })
   }
 
   #checkOpen() {
@@ -241,40 +322,47 @@ class SeekableReader {
   async read(position, length) {
     this.#checkOpen()
     const start = integer(position, 'position', 0, Number.MAX_SAFE_INTEGER)
-    const end = Math.min(this.size, start + integer(length, 'length', 0, this.#limits.maxOutputLength))
+    const end = Math.min(this.size, start + integer(length, 'length', 0, this.#maxOutputLength))
     if (start >= end) return Buffer.alloc(0)
     const pieces = []
     for (let frame = this.#frameAt(start); frame < this.#count && this.#decompressedOffset(frame) < end; frame++) {
-      const content = await this.#decoded(frame)
       const offset = this.#decompressedOffset(frame)
-      pieces.push(content.subarray(Math.max(0, start - offset), Math.min(content.length, end - offset)))
+      const size = this.#decompressedOffset(frame + 1) - offset
+      const from = Math.max(0, start - offset)
+      const to = Math.min(size, end - offset)
+      if (size <= WHOLE_FRAME_LIMIT) pieces.push((await this.#whole(frame)).subarray(from, to))
+      else pieces.push(await this.#part(frame, from, to))
     }
     return pieces.length === 1 ? Buffer.from(pieces[0]) : Buffer.concat(pieces)
   }
 
   /** A Node Readable of the decompressed bytes `start` to `end` (inclusive, as fs.createReadStream
    * takes them), decoded a frame at a time. */
-  createReadStream({ start = 0, end = Number.POSITIVE_INFINITY } = {}) {
+  createReadStream(options) {
     this.#checkOpen()
+    const { start = 0, end = Number.POSITIVE_INFINITY } = optionsObject(options, 'options', 'an object of stream options') ?? {}
     const first = integer(start, 'options.start', 0, Number.MAX_SAFE_INTEGER)
-    const last = end === Number.POSITIVE_INFINITY ? this.size - 1 : integer(end, 'options.end', 0, Number.MAX_SAFE_INTEGER)
+    const last =
+      end === Number.POSITIVE_INFINITY ? Math.max(first, this.size) : integer(end, 'options.end', first, Number.MAX_SAFE_INTEGER)
     const reader = this
     return Readable.from(
       (async function* frames() {
         let at = first
         while (at <= last && at < reader.size) {
-          const frame = reader.#frameAt(at)
-          const frameEnd = reader.#decompressedOffset(frame + 1)
-          const chunk = await reader.read(at, Math.min(frameEnd, last + 1) - at)
+          const frameEnd = reader.#decompressedOffset(reader.#frameAt(at) + 1)
+          // At most a frame, and at most maxOutputLength, at a time.
+          const chunk = await reader.read(at, Math.min(frameEnd, last + 1, at + reader.#maxOutputLength) - at)
           if (chunk.length === 0) return
           yield chunk
           at += chunk.length
         }
       })(),
+      { objectMode: false },
     )
   }
 
-  /** Drops the decoded frames it keeps; later reads throw. The source is the caller's to close. */
+  /** Drops the decoded frames it keeps (and those of reads under way, when they end); later reads
+   * reject. The source is the caller's to close. */
   close() {
     this.#closed = true
     this.#cache.clear()

@@ -160,11 +160,65 @@ describe('compressSeekable and openSeekable', () => {
     await expect(limited.read(0, 1001)).rejects.toMatchObject({ code: 'ERR_OUT_OF_RANGE' })
   })
 
+  it('decodes a frame too large to keep only up to the end of the range, and shares a frame decode among reads', async () => {
+    // One frame listed as 256 MiB, made as a stream (its header declares no size): a read of 10
+    // bytes must not cost 256 MiB.
+    const frame = await (async () => {
+      const { createCompressStream } = await import('zstd-pool')
+      const stream = createCompressStream()
+      const done = buffer(stream)
+      const zeros = Buffer.alloc(1 << 20)
+      for (let i = 0; i < 256; i++) stream.write(zeros)
+      stream.end()
+      return done
+    })()
+    const bomb = await openSeekable(withTable(frame, [[frame.length, 256 << 20]]))
+    const before = process.memoryUsage().rss
+    expect((await bomb.read(1000, 10)).equals(Buffer.alloc(10))).toBe(true)
+    expect(process.memoryUsage().rss - before).toBeLessThan(64 << 20)
+    // Six reads of one frame at once: one read of its bytes, one decode.
+    const file = compressSeekableSync(data, { frameSize: 200_000 })
+    let reads = 0
+    const counted = await openSeekable({
+      size: file.length,
+      read: async (position: number, length: number) => {
+        reads++
+        return file.subarray(position, position + length)
+      },
+    })
+    const all = await Promise.all(Array.from({ length: 6 }, (_, i) => counted.read(1000 + i, 100)))
+    expect(all.every((got, i) => got.equals(data.subarray(1000 + i, 1100 + i)))).toBe(true)
+    expect(reads).toBe(3)
+  })
+
+  it('reads frames made with a dictionary given to the reader; refuses options seekable files do not take', async () => {
+    const { Dictionary, trainDictionary } = await import('zstd-pool')
+    const samples = Array.from({ length: 2000 }, (_, i) =>
+      Buffer.from(JSON.stringify({ id: i, name: `item ${i}`, tags: ['a', 'b'] })),
+    )
+    const dictionary = new Dictionary(trainDictionary(samples, { size: 4096 }))
+    const records = Buffer.concat(samples)
+    const file = await compressSeekable(records, { frameSize: 1000, dictionary, level: 3 })
+    const reader = await openSeekable(file, { dictionary })
+    expect((await reader.read(5000, 3000)).equals(records.subarray(5000, 8000))).toBe(true)
+    await expect((await openSeekable(file)).read(0, 10)).rejects.toMatchObject({ code: 'ZSTD_error_dictionary_wrong' })
+    expect(() => compressSeekableSync(records, { prefix: records })).toThrow(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }),
+    )
+    await expect(openSeekable(file, { signal: AbortSignal.timeout(10) })).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_VALUE' })
+    // A level alone, as compress takes it.
+    expect((await openSeekable(compressSeekableSync(records, 19))).size).toBe(records.length)
+  })
+
   it('checks its options', async () => {
     expect(() => compressSeekableSync(data, { frameSize: 0 })).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
     expect(() => compressSeekableSync(data, { frameSize: 2 ** 31 })).toThrow(RangeError)
     await expect(openSeekable(42 as never)).rejects.toThrow(TypeError)
     await expect(openSeekable({ size: -1, read: () => {} } as never)).rejects.toThrow(RangeError)
+    const reader = await openSeekable(compressSeekableSync(data.subarray(0, 1000)))
+    expect(() => reader.createReadStream({ start: 10, end: 5 })).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    expect(reader.createReadStream().readableObjectMode).toBe(false)
+    expect((await buffer(reader.createReadStream(null as never))).equals(data.subarray(0, 1000))).toBe(true)
   })
 })
 

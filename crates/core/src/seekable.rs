@@ -110,7 +110,8 @@ impl SeekTable {
 }
 
 /// Reads a table frame (`table`, the last `footer.table_len()` bytes of a file of `file_len`
-/// bytes). Every byte before the table must belong to a listed frame, and no frame may be empty.
+/// bytes). Every byte before the table must belong to a listed frame, and a frame of no bytes
+/// may hold no content.
 pub fn read_table(table: &[u8], footer: Footer, file_len: u64) -> Result<SeekTable, Failure> {
   let corrupt = |why| Err(Failure::Seekable(SeekableProblem::Corrupt(why)));
   if table.len() as u64 != footer.table_len() || table.len() as u64 > file_len {
@@ -129,8 +130,9 @@ pub fn read_table(table: &[u8], footer: Footer, file_len: u64) -> Result<SeekTab
   decompressed.push(0);
   for entry in table[HEADER_LEN..HEADER_LEN + frames * entry_len].chunks_exact(entry_len) {
     let (frame_len, content_len) = (le32(entry, 0), le32(entry, 4));
-    if frame_len == 0 {
-      return corrupt("it lists a frame of no bytes");
+    // An empty entry (no bytes, no content) is allowed, as the reference tools read it.
+    if frame_len == 0 && content_len != 0 {
+      return corrupt("it lists content in a frame of no bytes");
     }
     // At most 2^27 frames of less than 2^32 bytes each: the sums fit in 64 bits.
     at_file += u64::from(frame_len);
