@@ -38,6 +38,18 @@ function withTable(body: Uint8Array, frames: [number, number][], descriptor = 0)
   return Buffer.concat([body, table])
 }
 
+/** A `{ size, read }` source over `file` that counts its reads. */
+function counting(file: Buffer) {
+  return {
+    reads: 0,
+    size: file.length,
+    async read(position: number, length: number) {
+      this.reads++
+      return file.subarray(position, position + length)
+    },
+  }
+}
+
 describe('compressSeekable and openSeekable', () => {
   it('write independent frames and a seek table; a reader reads any range, decoding only what covers it', async () => {
     const file = compressSeekableSync(data, { frameSize: 64 << 10 })
@@ -68,17 +80,11 @@ describe('compressSeekable and openSeekable', () => {
     try {
       const fromFile = await openSeekable(handle)
       expect((await fromFile.read(123_456, 250_000)).equals(data.subarray(123_456, 373_456))).toBe(true)
-      let reads = 0
-      const ranged = await openSeekable({
-        size: file.length,
-        read: async (position: number, length: number) => {
-          reads++
-          return file.subarray(position, position + length)
-        },
-      })
-      expect((await ranged.read(500_000, 10)).equals(data.subarray(500_000, 500_010))).toBe(true)
+      const ranged = counting(file)
+      const reader = await openSeekable(ranged)
+      expect((await reader.read(500_000, 10)).equals(data.subarray(500_000, 500_010))).toBe(true)
       // The footer, the table, and one frame.
-      expect(reads).toBe(3)
+      expect(ranged.reads).toBe(3)
       const streamed = await buffer(fromFile.createReadStream({ start: 99_990, end: 300_009 }))
       expect(streamed.equals(data.subarray(99_990, 300_010))).toBe(true)
     } finally {
@@ -178,17 +184,11 @@ describe('compressSeekable and openSeekable', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(64 << 20)
     // Six reads of one frame at once: one read of its bytes, one decode.
     const file = compressSeekableSync(data, { frameSize: 200_000 })
-    let reads = 0
-    const counted = await openSeekable({
-      size: file.length,
-      read: async (position: number, length: number) => {
-        reads++
-        return file.subarray(position, position + length)
-      },
-    })
+    const source = counting(file)
+    const counted = await openSeekable(source)
     const all = await Promise.all(Array.from({ length: 6 }, (_, i) => counted.read(1000 + i, 100)))
     expect(all.every((got, i) => got.equals(data.subarray(1000 + i, 1100 + i)))).toBe(true)
-    expect(reads).toBe(3)
+    expect(source.reads).toBe(3)
   })
 
   it('reads frames made with a dictionary given to the reader; refuses options seekable files do not take', async () => {
