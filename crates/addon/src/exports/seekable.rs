@@ -1,11 +1,12 @@
 //! The seekable format's tables (the core's `seekable`): the length of the table a file's footer
-//! announces, the table itself as numbers that `lib/seekable.js` reads (as `frameInfo` gives its
-//! own), and the table frame of frames just compressed.
+//! announces, the table itself as numbers that `seekable.js` reads (as `frameInfo` gives its
+//! own), and the table frame of frames just compressed. Each runs on the calling thread: a table
+//! is read once per file, and costs what its length does.
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use zstd_pool_core::error::{guarded, Failure};
-use zstd_pool_core::seekable::{read_footer, read_table, write_table, Entry};
+use zstd_pool_core::error::{guarded, Failure, SeekableProblem};
+use zstd_pool_core::seekable::{read_footer, read_table, write_table, Entry, FOOTER_LEN};
 
 use crate::napi::{buffer_copy, throw, Js};
 
@@ -24,7 +25,7 @@ pub fn seek_table_length(env: Env, footer: &[u8], file_length: f64) -> Result<f6
 #[napi(ts_return_type = "Buffer")]
 pub fn seek_table(env: Env, table: &[u8], file_length: f64) -> Result<Js> {
   let made = guarded(|| {
-    let footer_at = table.len().checked_sub(9).ok_or(Failure::Seekable(zstd_pool_core::error::SeekableProblem::NoTable))?;
+    let footer_at = table.len().checked_sub(FOOTER_LEN).ok_or(Failure::Seekable(SeekableProblem::NoTable))?;
     let footer = read_footer(&table[footer_at..], file_length as u64)?;
     let parsed = read_table(table, footer, file_length as u64)?;
     let sums = parsed.checksums.as_deref().unwrap_or(&[]);
