@@ -14,6 +14,7 @@ const { decompressOptions } = require('./lib/options.js')
 const { bytes } = require('./lib/primordials.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { compressMany, compressManySync } = require('./many.js')
+const { frameInfo } = require('./frame.js')
 const { createDecompressStream } = require('./stream.js')
 
 /** Frames of 1 MiB of content by default: a read of a few KiB decodes at most 2 MiB. */
@@ -27,6 +28,8 @@ const DEFAULT_CACHED_FRAMES = 8
  * frames (pyzstd's default) would otherwise cost a gigabyte per frame read, and one crafted to
  * list them over a few kilobytes of RLE blocks, as much. */
 const WHOLE_FRAME_LIMIT = 8 << 20
+/** How much of a large frame's compressed bytes a read asks its source for at a time. */
+const READ_PIECE = 1 << 20
 /** The footer of a seek table: the last bytes of a seekable file. */
 const FOOTER_LENGTH = 9
 
@@ -79,6 +82,15 @@ function assemble(frames, pieces) {
 function hasChecksum(frame) {
   const zstd = frame.length >= 9 && frame[0] === 0x28 && frame[1] === 0xb5 && frame[2] === 0x2f && frame[3] === 0xfd
   return zstd && (frame[4] & 0x04) !== 0
+}
+
+/** Whether `entry` (what a seek table lists as one frame) is one zstd frame that ends with a
+ * checksum: an entry may also hold skippable frames, or several frames, whose last 4 bytes are not
+ * that checksum. */
+function isOneFrameWithChecksum(entry) {
+  if (!hasChecksum(entry)) return false
+  const { frameCount, frames } = frameInfo(entry, { maxFrames: 1 })
+  return frameCount === 1 && frames[0].checksum
 }
 
 /** A frame's checksum: its last 4 bytes, the low 32 bits of the XXH64 of its content, which is
@@ -231,13 +243,19 @@ class SeekableReader {
     return low
   }
 
-  /** Frame `frame`'s compressed bytes, and its content's size as the table lists it. */
-  async #encoded(frame) {
+  /** Frame `frame`'s content size as the table lists it, checked against maxOutputLength. */
+  #listed(frame) {
     const listed = this.#decompressedOffset(frame + 1) - this.#decompressedOffset(frame)
     if (listed > this.#maxOutputLength) {
       const message = `zstd-pool: frame ${frame} holds ${listed} bytes, more than maxOutputLength (${this.#maxOutputLength} bytes)`
       throw coded(new RangeError(message), 'ERR_BUFFER_TOO_LARGE')
     }
+    return listed
+  }
+
+  /** Frame `frame`'s compressed bytes, and its content's size as the table lists it. */
+  async #encoded(frame) {
+    const listed = this.#listed(frame)
     const start = this.#compressedOffset(frame)
     return { encoded: await readExactly(this.#source, start, this.#compressedOffset(frame + 1) - start), listed }
   }
@@ -263,7 +281,7 @@ class SeekableReader {
   async #decodeWhole(frame) {
     const { encoded, listed } = await this.#encoded(frame)
     // Read before the decode: the source may reuse its buffer once its read is done.
-    const checked = this.#checksum(frame) !== undefined && hasChecksum(encoded) ? checksumOf(encoded) : undefined
+    const checked = this.#checksum(frame) !== undefined && isOneFrameWithChecksum(encoded) ? checksumOf(encoded) : undefined
     const content =
       encoded.length === 0
         ? Buffer.alloc(0)
@@ -285,33 +303,49 @@ class SeekableReader {
     return content
   }
 
-  /** Bytes `from` to `to` of a frame too large to decode whole: decoded as a stream, keeping only
-   * those, and stopped once they are out, so that what a read holds is bounded by its length and
-   * the frame's window rather than by what the table says the frame holds. */
-  async #part(frame, from, to) {
-    const { encoded, listed } = await this.#encoded(frame)
-    return new Promise((resolve, reject) => {
-      const stream = createDecompressStream({ ...this.#decoding, maxOutputLength: Math.max(1, listed) })
-      const parts = []
-      let at = 0
-      let settled = false
-      const settle = (error) => {
-        if (settled) return
-        settled = true
-        stream.destroy()
-        if (error) reject(error)
-        else resolve(Buffer.concat(parts))
-      }
-      stream.on('data', (chunk) => {
-        if (at + chunk.length > from && at < to)
-          parts.push(chunk.subarray(Math.max(0, from - at), Math.min(chunk.length, to - at)))
+  /** Bytes `from` to `to` of a frame too large to decode whole, as they are decoded: its
+   * compressed bytes are read a piece at a time and decoded as a stream, which stops once the
+   * range is out, so that what a read holds is bounded by its length and the frame's window rather
+   * than by what the table says the frame holds. Checked against the table's size when the decode
+   * reaches the frame's end (libzstd checks the frame's own checksum there). */
+  async *#partChunks(frame, from, to) {
+    const listed = this.#listed(frame)
+    const source = this.#source
+    const [first, last] = [this.#compressedOffset(frame), this.#compressedOffset(frame + 1)]
+    const compressed = Readable.from(
+      (async function* pieces() {
+        for (let at = first; at < last; at += READ_PIECE) yield await readExactly(source, at, Math.min(READ_PIECE, last - at))
+      })(),
+      { objectMode: false },
+    )
+    const decoder = createDecompressStream({ ...this.#decoding, maxOutputLength: Math.max(1, listed) })
+    compressed.on('error', (error) => decoder.destroy(error))
+    compressed.pipe(decoder)
+    let at = 0
+    try {
+      for await (const chunk of decoder) {
+        if (at + chunk.length > from && at < to) yield chunk.subarray(Math.max(0, from - at), Math.min(chunk.length, to - at))
         at += chunk.length
-        if (at >= to) settle()
-      })
-      stream.on('error', (error) => settle(error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error))
-      stream.on('end', () => settle(at === listed ? undefined : notAsListed(frame, `${at}`, listed)))
-      stream.end(encoded)
-    })
+        if (at >= to) return
+      }
+    } catch (error) {
+      throw error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error
+    } finally {
+      compressed.destroy()
+      decoder.destroy()
+    }
+    if (at !== listed) throw notAsListed(frame, `${at}`, listed)
+  }
+
+  /** `#partChunks` gathered into one Buffer, made once. */
+  async #part(frame, from, to) {
+    const out = Buffer.allocUnsafe(to - from)
+    let written = 0
+    for await (const chunk of this.#partChunks(frame, from, to)) {
+      out.set(chunk, written)
+      written += chunk.length
+    }
+    return out
   }
 
   #checkOpen() {
@@ -325,15 +359,19 @@ class SeekableReader {
     const end = Math.min(this.size, start + integer(length, 'length', 0, this.#maxOutputLength))
     if (start >= end) return Buffer.alloc(0)
     const pieces = []
+    // Whether the last piece was made for this read (a part of a large frame): a whole frame is
+    // the cache's, and is copied.
+    let made = false
     for (let frame = this.#frameAt(start); frame < this.#count && this.#decompressedOffset(frame) < end; frame++) {
       const offset = this.#decompressedOffset(frame)
       const size = this.#decompressedOffset(frame + 1) - offset
       const from = Math.max(0, start - offset)
       const to = Math.min(size, end - offset)
-      if (size <= WHOLE_FRAME_LIMIT) pieces.push((await this.#whole(frame)).subarray(from, to))
-      else pieces.push(await this.#part(frame, from, to))
+      made = size > WHOLE_FRAME_LIMIT
+      pieces.push(made ? await this.#part(frame, from, to) : (await this.#whole(frame)).subarray(from, to))
     }
-    return pieces.length === 1 ? Buffer.from(pieces[0]) : Buffer.concat(pieces)
+    if (pieces.length === 1) return made ? pieces[0] : Buffer.from(pieces[0])
+    return Buffer.concat(pieces)
   }
 
   /** A Node Readable of the decompressed bytes `start` to `end` (inclusive, as fs.createReadStream
@@ -349,12 +387,18 @@ class SeekableReader {
       (async function* frames() {
         let at = first
         while (at <= last && at < reader.size) {
-          const frameEnd = reader.#decompressedOffset(reader.#frameAt(at) + 1)
-          // At most a frame, and at most maxOutputLength, at a time.
-          const chunk = await reader.read(at, Math.min(frameEnd, last + 1, at + reader.#maxOutputLength) - at)
-          if (chunk.length === 0) return
-          yield chunk
-          at += chunk.length
+          const frame = reader.#frameAt(at)
+          const offset = reader.#decompressedOffset(frame)
+          const frameEnd = reader.#decompressedOffset(frame + 1)
+          const to = Math.min(frameEnd, last + 1)
+          if (frameEnd - offset > WHOLE_FRAME_LIMIT) {
+            // A large frame, as it is decoded.
+            reader.#checkOpen()
+            for await (const chunk of reader.#partChunks(frame, at - offset, to - offset)) yield Buffer.from(chunk)
+          } else {
+            yield await reader.read(at, to - at)
+          }
+          at = to
         }
       })(),
       { objectMode: false },
