@@ -227,6 +227,15 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
  */
 export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
+/**
+ * Makes a dictionary of at most `size` bytes from `content` and the statistics of the samples
+ * (given as to [`train_dictionary`]), for `level`, with `dict_id` (0: one from the content).
+ */
+export declare function finalizeDictionary(content: Uint8Array, samples: Uint8Array, sizes: Uint32Array, size: number, level: number, dictId: number): Buffer | NativeBytes
+
+/** [`finalize_dictionary`] on the libuv threadpool, on copies of its inputs: a Promise. */
+export declare function finalizeDictionaryAsync(content: Uint8Array, samples: Uint8Array, sizes: Uint32Array, size: number, level: number, dictId: number, cancellation?: Cancellation | undefined | null): Promise<Buffer | NativeBytes>
+
 /** What a compression step does after taking its input. */
 export declare const enum Flush {
   /** Nothing more: output comes as libzstd has it. */
@@ -302,7 +311,13 @@ export declare function seekTableFrame(compressed: Uint32Array, decompressed: Ui
 export declare function seekTableLength(footer: Uint8Array, fileLength: number): number
 
 /**
- * Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end
- * in `samples`, `sizes[i]` bytes each.
+ * Trains a dictionary of at most `size` bytes on samples given end to end in `samples`,
+ * `sizes[i]` bytes each, with `params` (see [`train_params`]), here: `[dictionary, k, d]`.
  */
-export declare function trainDictionary(samples: Uint8Array, sizes: Uint32Array, size: number, level: number): Buffer
+export declare function trainDictionary(samples: Uint8Array, sizes: Uint32Array, size: number, params: Float64Array): [Buffer | NativeBytes, number, number]
+
+/**
+ * [`train_dictionary`] on the libuv threadpool, on a copy of the samples: a Promise. A
+ * cancellation stops it only before it starts (libzstd's trainers cannot be interrupted).
+ */
+export declare function trainDictionaryAsync(samples: Uint8Array, sizes: Uint32Array, size: number, params: Float64Array, cancellation?: Cancellation | undefined | null): Promise<[Buffer | NativeBytes, number, number]>

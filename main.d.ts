@@ -131,18 +131,75 @@ export declare const MAX_LEVEL: number
 /** The level used when none is given (3). */
 export declare const DEFAULT_LEVEL: number
 
+/** How to train a dictionary: its size, the level to tune it for, and libzstd's trainer and its parameters (as
+ * `zstd --train-fastcover=k=…,d=…` and `--train-cover` take them). Defaults are the zstd tool's. */
 export interface TrainOptions {
   /** The largest dictionary to make, in bytes, 256 to 2^30. Default: 112640 (110 KiB, as the zstd tool). */
   size?: number
   /** The compression level to tune the dictionary for. Default: 3. */
   level?: number
+  /** libzstd's trainer: `'fastCover'` (the zstd tool's default) or `'cover'` (slower, sometimes a little better). */
+  algorithm?: 'fastCover' | 'cover'
+  /** The segment size, `d` to the dictionary size; 0 or left out: the optimizer tries `steps` values from 50 to 2000. */
+  k?: number
+  /** The d-mer size: 6 or 8 for fastCover, 1 to `k` for cover. Default: 8; 0: the optimizer tries 6 and 8. */
+  d?: number
+  /** fastCover only: log2 of its frequency table, 1 to 31 (it takes 6 × 2^f bytes per thread). Default: 20. */
+  f?: number
+  /** fastCover only: how much of the samples it skips, 1 (none) to 10. Default: 1. */
+  accel?: number
+  /** The optimizer's number of `k` values to try, when it runs. Default: 4. */
+  steps?: number
+  /** The share of the samples the optimizer trains on (it tests on the rest), > 0 to 1. Default: 0.75 for fastCover, 1 for cover. */
+  splitPoint?: number
+  /** Threads the optimizer trains on, 1 to the `workers` bound (1 in the WebAssembly build). Default: 1. */
+  threads?: number
+  /** The dictionary ID, 1 to 2^32 - 1; 0 or left out: a random one (as the zstd tool). */
+  dictId?: number
+  /** `trainDictionary` only: rejects the Promise at once (a training already running finishes on its thread, unused). */
+  signal?: AbortSignal
 }
+
+/** What a dictionary was trained with; given back to `trainDictionary` (with the same `size`), it trains again without the optimizer. */
+export interface TrainedParameters {
+  readonly algorithm: 'fastCover' | 'cover'
+  /** As the optimizer chose it, when it ran. */
+  readonly k: number
+  readonly d: number
+  readonly level: number
+  readonly f?: number
+  readonly accel?: number
+}
+
+/** A trained dictionary's bytes, for `new Dictionary(...)`, a file or `zstd -D`, and the parameters it was trained with. */
+export type TrainedDictionary = Buffer & { readonly parameters: TrainedParameters }
 
 /**
  * Trains a dictionary on `samples` (typically thousands of small, similar records, about 100 times the dictionary size in
- * all) for `new Dictionary(...)` or `zstd -D`.
+ * all) for `new Dictionary(...)` or `zstd -D`, on the libuv threadpool.
  */
-export declare function trainDictionary(samples: Input[], options?: TrainOptions): Buffer
+export declare function trainDictionary(samples: readonly Input[], options?: TrainOptions): Promise<TrainedDictionary>
+/** `trainDictionary` on the calling thread. */
+export declare function trainDictionarySync(samples: readonly Input[], options?: TrainOptions): TrainedDictionary
+
+export interface FinalizeOptions {
+  /** The largest dictionary to make, at least the content's length (and 256). Default: the content's length and room for the header. */
+  size?: number
+  /** The compression level to tune the dictionary's statistics for. Default: 3. */
+  level?: number
+  /** The dictionary ID, 1 to 2^32 - 1; 0 or left out: one derived from the content. */
+  dictId?: number
+  /** `finalizeDictionary` only: rejects the Promise at once. */
+  signal?: AbortSignal
+}
+
+/**
+ * A dictionary made of hand-picked `content` (strings the data repeats, the most useful last) and the statistics of
+ * `samples` compressed against it (libzstd's `ZDICT_finalizeDictionary`), on the libuv threadpool.
+ */
+export declare function finalizeDictionary(content: Input, samples: readonly Input[], options?: FinalizeOptions): Promise<Buffer>
+/** `finalizeDictionary` on the calling thread. */
+export declare function finalizeDictionarySync(content: Input, samples: readonly Input[], options?: FinalizeOptions): Buffer
 
 // The pools' counters, typed where the binding makes them (crates/addon/src/exports/pool.rs).
 export type { ContextPoolStats, PoolStats }

@@ -10,7 +10,13 @@
 // maps the layers.
 
 const { compress, compressSync, decompress, decompressSync } = require('./lib/calls.js')
-const { Dictionary, trainDictionary } = require('./lib/dictionary.js')
+const {
+  Dictionary,
+  finalizeDictionary,
+  finalizeDictionarySync,
+  trainDictionary,
+  trainDictionarySync,
+} = require('./lib/dictionary.js')
 const { DEFAULT_LEVEL, MAX_LEVEL, MIN_LEVEL } = require('./lib/parameters.js')
 const { configurePool, poolStats } = require('./lib/pool.js')
 const { Prefix } = require('./lib/prefix.js')
@@ -23,6 +29,9 @@ module.exports = {
   decompressSync,
   Dictionary,
   trainDictionary,
+  trainDictionarySync,
+  finalizeDictionary,
+  finalizeDictionarySync,
   Prefix,
   poolStats,
   configurePool,

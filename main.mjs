@@ -6,10 +6,11 @@
 import zstd from './main.js'
 
 export const {
-  compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary, Prefix,
-  poolStats, configurePool, MIN_LEVEL, MAX_LEVEL, DEFAULT_LEVEL, ZstdCompress, ZstdDecompress,
-  createCompressStream, createDecompressStream, ZstdCompressionStream, ZstdDecompressionStream,
-  compressMany, compressManySync, decompressMany, decompressManySync, frameInfo, compressSeekable,
+  compress, compressSync, decompress, decompressSync, Dictionary, trainDictionary,
+  trainDictionarySync, finalizeDictionary, finalizeDictionarySync, Prefix, poolStats, configurePool,
+  MIN_LEVEL, MAX_LEVEL, DEFAULT_LEVEL, ZstdCompress, ZstdDecompress, createCompressStream,
+  createDecompressStream, ZstdCompressionStream, ZstdDecompressionStream, compressMany,
+  compressManySync, decompressMany, decompressManySync, frameInfo, compressSeekable,
   compressSeekableSync, openSeekable,
 } = zstd
 

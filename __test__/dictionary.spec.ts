@@ -14,17 +14,17 @@ import {
   Dictionary,
   decompress,
   decompressSync,
-  trainDictionary,
+  trainDictionarySync,
 } from 'zstd-pool'
 import { jsonRecords, skipWithoutZstdCli, wasi } from './helpers'
 
 const training = jsonRecords(3000, 1)
 const heldOut = jsonRecords(300, 2)
-const dictionary = new Dictionary(trainDictionary(training, { size: 8192 }))
-const other = new Dictionary(trainDictionary(jsonRecords(3000, 3), { size: 4096, level: 9 }))
+const dictionary = new Dictionary(trainDictionarySync(training, { size: 8192 }))
+const other = new Dictionary(trainDictionarySync(jsonRecords(3000, 3), { size: 4096, level: 9 }))
 const total = (buffers: Buffer[]) => buffers.reduce((sum, buffer) => sum + buffer.length, 0)
 
-describe('trainDictionary and Dictionary', () => {
+describe('trainDictionarySync and Dictionary', () => {
   it('train a dictionary that multiplies the ratio on small records', () => {
     expect(dictionary.size).toBeLessThanOrEqual(8192)
     expect(dictionary.id).toBeGreaterThan(0)
@@ -45,7 +45,7 @@ describe('trainDictionary and Dictionary', () => {
   })
 
   it('free their native memory when disposed: calls already running keep it, later calls fail', async () => {
-    const bytes = trainDictionary(training, { size: 4096 })
+    const bytes = trainDictionarySync(training, { size: 4096 })
     const disposable = new Dictionary(bytes)
     const again = new Dictionary(bytes)
     const records = Buffer.concat(heldOut)
@@ -107,12 +107,12 @@ describe('trainDictionary and Dictionary', () => {
     expect(() => compressSync('x', { dictionary: {} as any })).toThrowError(
       expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(/Dictionary/) }),
     )
-    expect(() => trainDictionary(jsonRecords(3))).toThrowError(
+    expect(() => trainDictionarySync(jsonRecords(3))).toThrowError(
       expect.objectContaining({ code: 'ZSTD_error_dictionaryCreation_failed' }),
     )
-    expect(() => trainDictionary('samples' as any)).toThrow(TypeError)
-    expect(() => trainDictionary([Buffer.from('a'), 5] as any)).toThrow(TypeError)
-    expect(() => trainDictionary(training, { size: 10 })).toThrow(RangeError)
+    expect(() => trainDictionarySync('samples' as any)).toThrow(TypeError)
+    expect(() => trainDictionarySync([Buffer.from('a'), 5] as any)).toThrow(TypeError)
+    expect(() => trainDictionarySync(training, { size: 10 })).toThrow(RangeError)
     expect(new Dictionary(Buffer.from('raw content, no dictionary header')).id).toBe(0)
     // Forgeries of the class, by prototype or by Proxy, are not Dictionaries.
     for (const forged of [Object.create(Dictionary.prototype), new Proxy(dictionary, {})]) {
@@ -135,7 +135,7 @@ describe('trainDictionary and Dictionary', () => {
 
   it('ask for no more memory than the samples hold, whatever size is asked for', () => {
     const before = process.memoryUsage().rss
-    const trained = trainDictionary(training, { size: 2 ** 30 })
+    const trained = trainDictionarySync(training, { size: 2 ** 30 })
     expect(trained.length).toBeLessThanOrEqual(Buffer.concat(training).length)
     expect(process.memoryUsage().rss - before).toBeLessThan(256 << 20)
   })
@@ -159,7 +159,7 @@ describe.skipIf(skipWithoutZstdCli)('dictionaries and the zstd tool', () => {
       expect(execFileSync('zstd', ['-q', '-d', '-c', '-D', dictFile], { input: ours }).equals(record)).toBe(true)
     }
     const ourDictFile = join(dir, 'ours')
-    writeFileSync(ourDictFile, trainDictionary(training, { size: 8192 }))
+    writeFileSync(ourDictFile, trainDictionarySync(training, { size: 8192 }))
     const frame = compressSync(heldOut[5], { dictionary: new Dictionary(readFileSync(ourDictFile)) })
     expect(execFileSync('zstd', ['-q', '-d', '-c', '-D', ourDictFile], { input: frame }).equals(heldOut[5])).toBe(true)
   })

@@ -11,7 +11,7 @@ import {
   decompressSync,
   type FrameInfo,
   frameInfo,
-  trainDictionary,
+  trainDictionarySync,
 } from 'zstd-pool'
 import {
   corpus,
@@ -111,7 +111,7 @@ describe('frameInfo', () => {
   })
 
   it('reads the ID of the dictionary a frame needs', () => {
-    const dictionary = new Dictionary(trainDictionary(jsonRecords(2000, 7), { size: 4096 }))
+    const dictionary = new Dictionary(trainDictionarySync(jsonRecords(2000, 7), { size: 4096 }))
     const frame = compressSync(jsonRecords(1, 9)[0], { dictionary })
     expect(frameInfo(frame).frames[0].dictionaryId).toBe(dictionary.id)
     expect(dictionary.id).toBeGreaterThan(0)

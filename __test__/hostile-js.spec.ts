@@ -44,7 +44,7 @@ describe.each(nodes)('in a child process on Node $version', ({ path, major }) =>
     expect(hostile(path, 'shrink:class-has-instance')).toEqual({ ran: 0, outcomes: Array(7).fill('fulfilled') })
   })
 
-  it('trainDictionary reads every sample before any native code sees one', () => {
+  it('trainDictionarySync reads every sample before any native code sees one', () => {
     expect(hostile(path, 'shrink:train-getters')).toEqual(expect.objectContaining({ status: 'fulfilled', length: 4096 }))
   })
 
@@ -342,6 +342,9 @@ describe('the package', () => {
         'poolStats',
         'Prefix',
         'trainDictionary',
+        'trainDictionarySync',
+        'finalizeDictionary',
+        'finalizeDictionarySync',
         'ZstdCompress',
         'ZstdCompressionStream',
         'ZstdDecompress',

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import zlib from 'node:zlib'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { createDecompressStream, Dictionary, decompressSync, frameInfo, poolStats, trainDictionary } from 'zstd-pool'
+import { createDecompressStream, Dictionary, decompressSync, frameInfo, poolStats, trainDictionarySync } from 'zstd-pool'
 import { compressible, compression } from 'zstd-pool/http'
 import { corpus, inRounds, listenLocally } from './helpers'
 
@@ -635,7 +635,7 @@ describe('compression() with dictionaries (RFC 9842)', () => {
     expect(bad({ id: 'caf\u00e9' })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     expect(bad({ data: Buffer.alloc(0) })).toThrowError(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     // A trained zstd dictionary (it begins with zstd's dictionary magic) is not raw content.
-    const trained = trainDictionary(
+    const trained = trainDictionarySync(
       Array.from({ length: 400 }, (_, i) => JSON.stringify(record(i, 1))),
       { size: 4096 },
     )

@@ -9,7 +9,7 @@ import {
   decompressManySync,
   decompressSync,
   poolStats,
-  trainDictionary,
+  trainDictionarySync,
 } from 'zstd-pool'
 import { corpus, jsonRecords, skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
 
@@ -105,7 +105,7 @@ describe('compressMany and decompressMany', () => {
 
   it('use a dictionary for every message', async () => {
     const records = jsonRecords(3000).map((record) => Buffer.from(record))
-    const dictionary = new Dictionary(trainDictionary(records.slice(0, 2000), { size: 4096 }))
+    const dictionary = new Dictionary(trainDictionarySync(records.slice(0, 2000), { size: 4096 }))
     const sample = records.slice(2000)
     const frames = await compressMany(sample, { dictionary })
     expect(frames.every((frame, i) => decompressSync(frame, { dictionary }).equals(sample[i]))).toBe(true)

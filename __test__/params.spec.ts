@@ -15,7 +15,7 @@ import {
   decompress,
   decompressSync,
   poolStats,
-  trainDictionary,
+  trainDictionarySync,
 } from 'zstd-pool'
 import { corpusFile, jsonRecords, skipWithoutZstdCli, textOfLength, wasi, zstdOnFile, zstdPiped } from './helpers'
 
@@ -127,7 +127,7 @@ describe('compression parameters', () => {
   })
 
   it.skipIf(skipWithoutZstdCli)('with a dictionary, make the very bytes the zstd tool makes with the same settings', () => {
-    const bytes = trainDictionary(jsonRecords(2000, 1), { size: 4096 })
+    const bytes = trainDictionarySync(jsonRecords(2000, 1), { size: 4096 })
     const dictionary = new Dictionary(bytes)
     const file = join(mkdtempSync(join(tmpdir(), 'zstd-pool-')), 'dictionary')
     writeFileSync(file, bytes)
@@ -142,7 +142,7 @@ describe('compression parameters', () => {
   })
 
   it('set the frame flags: content size, dictionary ID, checksum', () => {
-    const dictionary = new Dictionary(trainDictionary(jsonRecords(2000, 1), { size: 4096 }))
+    const dictionary = new Dictionary(trainDictionarySync(jsonRecords(2000, 1), { size: 4096 }))
     const record = jsonRecords(1, 5)[0]
     expect(header(compressSync(record, { dictionary }))).toMatchObject({
       dictionaryId: dictionary.id,

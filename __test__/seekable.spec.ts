@@ -192,11 +192,11 @@ describe('compressSeekable and openSeekable', () => {
   })
 
   it('reads frames made with a dictionary given to the reader; refuses options seekable files do not take', async () => {
-    const { Dictionary, trainDictionary } = await import('zstd-pool')
+    const { Dictionary, trainDictionarySync } = await import('zstd-pool')
     const samples = Array.from({ length: 2000 }, (_, i) =>
       Buffer.from(JSON.stringify({ id: i, name: `item ${i}`, tags: ['a', 'b'] })),
     )
-    const dictionary = new Dictionary(trainDictionary(samples, { size: 4096 }))
+    const dictionary = new Dictionary(trainDictionarySync(samples, { size: 4096 }))
     const records = Buffer.concat(samples)
     const file = await compressSeekable(records, { frameSize: 1000, dictionary, level: 3 })
     const reader = await openSeekable(file, { dictionary })

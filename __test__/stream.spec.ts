@@ -13,7 +13,7 @@ import {
   Dictionary,
   decompressSync,
   poolStats,
-  trainDictionary,
+  trainDictionarySync,
   ZstdCompressionStream,
   ZstdDecompressionStream,
 } from 'zstd-pool'
@@ -58,7 +58,7 @@ describe('createCompressStream and createDecompressStream', () => {
 
   it('compress and decompress with a dictionary', async () => {
     const records = jsonRecords(3000)
-    const dictionary = new Dictionary(trainDictionary(records, { size: 8192 }))
+    const dictionary = new Dictionary(trainDictionarySync(records, { size: 8192 }))
     const data = Buffer.concat(records.slice(0, 50))
     const frame = await through(createCompressStream({ dictionary }), data, 300)
     expect(decompressSync(frame, { dictionary }).equals(data)).toBe(true)

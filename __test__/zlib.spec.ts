@@ -13,7 +13,12 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
-import { compressSync as coreCompressSync, decompressSync as coreDecompressSync, Dictionary, trainDictionary } from 'zstd-pool'
+import {
+  compressSync as coreCompressSync,
+  decompressSync as coreDecompressSync,
+  Dictionary,
+  trainDictionarySync,
+} from 'zstd-pool'
 import zlibDefault, * as zlib from 'zstd-pool/zlib'
 import { corpus, corpusFile, jsonRecords, nodes, skippableFrame, textOfLength, through } from './helpers'
 
@@ -350,7 +355,7 @@ describe('zstd-pool/zlib on its own', () => {
     })
 
     const records = jsonRecords(3000)
-    const trained = trainDictionary(records, { size: 8192 })
+    const trained = trainDictionarySync(records, { size: 8192 })
     const data = Buffer.concat(records.slice(0, 40))
 
     it('take the bytes in every form node:zlib takes, or a prepared Dictionary, all making the same frame', async () => {
@@ -610,7 +615,7 @@ describe.skipIf(!nodeHasZstd)('zstd-pool/zlib against node:zlib', () => {
   it('ends each call the same way: outputs, and errors by class, code and errno', async () => {
     const frame = node.zstdCompressSync(text)
     const records = jsonRecords(2000)
-    const dictionary = trainDictionary(records, { size: 4096 })
+    const dictionary = trainDictionarySync(records, { size: 4096 })
     const dictionaryFrame = node.zstdCompressSync(Buffer.concat(records.slice(0, 10)), { dictionary })
     const cases: [string, 'zstdCompress' | 'zstdDecompress', unknown, unknown][] = [
       ['a string', 'zstdCompress', 'héllo', undefined],
@@ -703,7 +708,7 @@ describe.skipIf(!nodeHasZstd)('zstd-pool/zlib against node:zlib', () => {
     // libzstd to other parameters, and the frames differ (by a few percent, either way); both
     // decode alike, and every frame below is decoded by the other side.
     const records = jsonRecords(3000)
-    const trained = trainDictionary(records, { size: 8192 })
+    const trained = trainDictionarySync(records, { size: 8192 })
     const raw = Buffer.from(records.slice(0, 30).join(''))
     for (const dictionary of [trained, raw]) {
       for (const data of [Buffer.concat(records.slice(0, 40)), Buffer.concat(records).subarray(0, 64 << 10)]) {

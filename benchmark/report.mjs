@@ -2,7 +2,7 @@
 // Run alone to rebuild them from the last run: node benchmark/report.mjs
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
-
+import { trainingSection } from './dictionary.mjs'
 import { FLOOR, FLOOR_AGAIN, FLOOR_BATCH, FLOOR_FRESH, isFloor } from './floor.mjs'
 import { httpSection } from './http.mjs'
 
@@ -588,6 +588,7 @@ export function writeReport({ major = '26', runs = 3, seconds } = {}) {
       `Building a \`Dictionary\` (digesting it for decompression and for level 3) takes ${timeLabel(dictionary.build)}; a call that builds its own ` +
         `takes ${timeLabel(dictionary.buildAndUse)} instead of ${timeLabel(dictionary.rows[1].compress)}: build it once and reuse it.`,
     )
+    if (dictionary.training) md.push('', ...trainingSection(dictionary.training))
   }
   const streams = read(new URL('./results/stream.json', import.meta.url))
   if (streams?.oneShot) md.push('', ...streamSection(streams))

@@ -27,7 +27,7 @@ function dictionaries() {
   return largest.slice(0, 2).map((file) => {
     const samples = []
     for (let at = 0; at < Math.min(file.length, 64 * 1024); at += 256) samples.push(file.subarray(at, at + 256))
-    return new zstd.Dictionary(zstd.trainDictionary(samples, { size: 4096 }))
+    return new zstd.Dictionary(zstd.trainDictionarySync(samples, { size: 4096 }))
   })
 }
 

@@ -454,7 +454,7 @@ async function checks(page, native) {
     const urls = readFileSync(join(root, '__test__/corpus/urls.10K'), 'latin1').split('\n')
     const samples = []
     for (let i = 0; i + 20 <= urls.length; i += 20) samples.push(Buffer.from(urls.slice(i, i + 20).join('\n'), 'latin1'))
-    const dictionary = native.trainDictionary(samples.slice(0, 400), { size: 16 * KiB })
+    const dictionary = native.trainDictionarySync(samples.slice(0, 400), { size: 16 * KiB })
     const message = samples[450]
     const outcome = await page.evaluate(
       async ([dictionaryText, messageText]) => {

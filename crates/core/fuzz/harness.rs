@@ -72,7 +72,9 @@ fn dictionaries(files: &[Vec<u8>]) -> Dictionaries {
   let trained = |file: &[u8]| {
     let samples = &file[..file.len().min(64 * 1024)];
     let sizes: Vec<usize> = samples.chunks(256).map(<[u8]>::len).collect();
-    let bytes = zstd_pool_core::dict::train(samples, &sizes, 4096, 3).expect("a dictionary trains on corpus text");
+    let params = zstd_pool_core::dict::default_params(3);
+    let bytes =
+      zstd_pool_core::dict::train(samples, &sizes, 4096, params).expect("a dictionary trains on corpus text").dictionary;
     Arc::new(Prepared::new(bytes).expect("a trained dictionary"))
   };
   let largest = |files: &[Vec<u8>]| files.iter().max_by_key(|file| file.len()).cloned().expect("a corpus");

@@ -75,24 +75,76 @@ impl Prepared {
 /// The smallest dictionary libzstd trains (ZDICT_DICTSIZE_MIN).
 const MIN_DICTIONARY_SIZE: usize = 256;
 
-/// Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end
-/// in `samples`, `sizes[i]` bytes each.
-pub fn train(samples: &[u8], sizes: &[usize], size: usize, level: i32) -> Result<Vec<u8>, Failure> {
-  let training_failed = || Failure::TrainingFailed { samples: sizes.len(), bytes: samples.len(), size };
+pub use crate::ffi::TrainParams;
+
+/// What training made: the dictionary, and the parameters it was made with (`k` and `d` as the
+/// optimizer chose them, when it ran).
+#[derive(Debug)]
+pub struct Trained {
+  pub dictionary: Vec<u8>,
+  pub params: TrainParams,
+}
+
+/// Trains a dictionary of at most `size` bytes on samples given end to end in `samples`,
+/// `sizes[i]` bytes each, as `params` say.
+pub fn train(samples: &[u8], sizes: &[usize], size: usize, params: TrainParams) -> Result<Trained, Failure> {
+  let mut dictionary = room_for(samples, sizes, size, samples.len())?;
+  let (written, params) =
+    crate::ffi::train(&mut dictionary, samples, sizes, params).map_err(|code| failed(code, sizes.len(), samples.len(), size))?;
+  dictionary.truncate(written);
+  Ok(Trained { dictionary, params })
+}
+
+/// Makes a dictionary of at most `size` bytes from `content` (hand-picked: the strings the data
+/// repeats, the most useful last) and the statistics of `samples` (as [`train`] takes them)
+/// compressed against it, for `level`, with `dict_id` (0 for one derived from the content).
+pub fn finalize(
+  content: &[u8],
+  samples: &[u8],
+  sizes: &[usize],
+  size: usize,
+  level: i32,
+  dict_id: u32,
+) -> Result<Vec<u8>, Failure> {
+  // The dictionary holds at most the content, plus its header (entropy tables: well under 1 KiB).
+  let mut dictionary = room_for(samples, sizes, size, content.len().saturating_add(1024))?;
+  let written = crate::ffi::finalize(&mut dictionary, content, samples, sizes, level, dict_id)
+    .map_err(|code| failed(code, sizes.len(), samples.len(), size))?;
+  dictionary.truncate(written);
+  Ok(dictionary)
+}
+
+/// Room for a dictionary of at most `size` bytes, and no more than `needs`: a dictionary is made
+/// of what it is given (and a header), so room past that would be memory cleared for nothing.
+/// Checks that `sizes` add up to the samples' length, as libzstd reads them.
+fn room_for(samples: &[u8], sizes: &[usize], size: usize, needs: usize) -> Result<Vec<u8>, Failure> {
   let total = sizes.iter().try_fold(0usize, |total, &len| total.checked_add(len));
   if total != Some(samples.len()) || u32::try_from(sizes.len()).is_err() {
-    return Err(training_failed());
+    return Err(Failure::TrainingFailed { samples: sizes.len(), bytes: samples.len(), size });
   }
-  // A dictionary is made of the samples' content (and a header): room for more than they hold
-  // would only be memory cleared for nothing.
-  let capacity = size.min(samples.len().max(MIN_DICTIONARY_SIZE));
+  let capacity = size.min(needs.max(MIN_DICTIONARY_SIZE));
   let mut dictionary = Vec::new();
   dictionary.try_reserve_exact(capacity).map_err(|_| Failure::OutOfMemory { bytes: capacity })?;
   dictionary.resize(capacity, 0);
-  // `sizes` sum to `samples.len()` (checked above): libzstd reads only the samples.
-  let written = crate::ffi::train_fast_cover(&mut dictionary, samples, sizes, level).ok_or_else(training_failed)?;
-  dictionary.truncate(written);
   Ok(dictionary)
+}
+
+/// What a trainer's error `code` means for the caller: libzstd's own error when it could not get
+/// memory or found a parameter out of bounds (which the package's JavaScript checks first), else
+/// too little to learn from.
+fn failed(code: usize, samples: usize, bytes: usize, size: usize) -> Failure {
+  use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode};
+  let own = [ZSTD_ErrorCode::ZSTD_error_memory_allocation, ZSTD_ErrorCode::ZSTD_error_parameter_outOfBound];
+  if own.into_iter().any(|kind| zstd_safe::is_error_kind(code, kind)) {
+    return Failure::Zstd(code);
+  }
+  Failure::TrainingFailed { samples, bytes, size }
+}
+
+/// libzstd's defaults for `ZDICT_trainFromBuffer` and `zstd --train` (fastCover, `d` 8, `f` 20,
+/// `accel` 1, 4 optimizer steps over `k`), tuned for `level`.
+pub fn default_params(level: i32) -> TrainParams {
+  TrainParams { cover: false, k: 0, d: 8, f: 20, accel: 1, steps: 4, split_point: 0.0, threads: 1, dict_id: 0, level }
 }
 
 #[cfg(test)]
@@ -121,7 +173,7 @@ mod tests {
   #[test]
   fn trains_a_dictionary_that_libzstd_accepts() {
     let (samples, sizes) = flat(&records(2000));
-    let dictionary = train(&samples, &sizes, 4096, 3).unwrap();
+    let dictionary = train(&samples, &sizes, 4096, default_params(3)).unwrap().dictionary;
     let prepared = Prepared::new(dictionary).unwrap();
     assert_ne!(prepared.id(), 0);
     assert!(Arc::ptr_eq(&prepared.cdict(3).unwrap(), &prepared.cdict(3).unwrap()));
@@ -136,12 +188,38 @@ mod tests {
   #[test]
   fn refuses_too_few_samples_and_corrupt_dictionaries() {
     let (samples, sizes) = flat(&records(3));
-    assert!(matches!(train(&samples, &sizes, 4096, 3), Err(Failure::TrainingFailed { .. })));
-    assert!(matches!(train(&samples, &[1, 2], 4096, 3), Err(Failure::TrainingFailed { .. })));
+    assert!(matches!(train(&samples, &sizes, 4096, default_params(3)), Err(Failure::TrainingFailed { .. })));
+    assert!(matches!(train(&samples, &[1, 2], 4096, default_params(3)), Err(Failure::TrainingFailed { .. })));
     let mut corrupt = vec![0x37, 0xa4, 0x30, 0xec, 1, 2, 3, 4];
     corrupt.extend([0xffu8; 200]);
     assert!(Prepared::new(corrupt).is_err());
     assert!(Prepared::new(Vec::new()).is_err());
     assert_eq!(Prepared::new(b"raw content dictionary".to_vec()).unwrap().id(), 0);
+  }
+
+  #[test]
+  fn trains_with_each_trainer_and_reports_what_the_optimizer_chose() {
+    let (samples, sizes) = flat(&records(2000));
+    let optimized = train(&samples, &sizes, 4096, default_params(3)).unwrap();
+    assert!((50..=2000).contains(&optimized.params.k));
+    assert_eq!(optimized.params.d, 8);
+    let cover = TrainParams { cover: true, k: 200, d: 6, dict_id: 40_000, ..default_params(3) };
+    let trained = train(&samples, &sizes, 4096, cover).unwrap();
+    assert_eq!((trained.params.k, trained.params.d), (200, 6));
+    assert_eq!(Prepared::new(trained.dictionary).unwrap().id(), 40_000);
+    // Out of libzstd's bounds: its own error, not "too few samples".
+    let wrong = TrainParams { k: 100, d: 7, ..default_params(3) };
+    assert!(matches!(train(&samples, &sizes, 4096, wrong), Err(Failure::Zstd(_))));
+  }
+
+  #[test]
+  fn finalizes_hand_picked_content() {
+    let (samples, sizes) = flat(&records(500));
+    let content = br#"{"id":1,"user":"user1","action":"login","ok":true,"ms":"#;
+    let dictionary = finalize(content, &samples, &sizes, 4096, 3, 50_000).unwrap();
+    assert!(dictionary.ends_with(content));
+    assert_eq!(Prepared::new(dictionary).unwrap().id(), 50_000);
+    // The content must fit: libzstd refuses a smaller dictionary than its content.
+    assert!(finalize(&[b'x'; 600], &samples, &sizes, 512, 3, 0).is_err());
   }
 }

@@ -43,34 +43,127 @@ pub fn frame_header(bytes: &[u8]) -> Result<(ZSTD_FrameHeader, usize), ErrorCode
   }
 }
 
-/// Trains a dictionary for `level` into `dictionary` from `samples`, given end to end, `sizes`
-/// bytes each (which must add up to `samples.len()`), with libzstd's fast-cover trainer and its
-/// defaults; the dictionary's length, or `None` if training failed.
-pub fn train_fast_cover(dictionary: &mut [u8], samples: &[u8], sizes: &[usize], level: i32) -> Option<usize> {
+/// How libzstd's trainers are asked to train: the algorithm and its parameters, each 0 for
+/// libzstd's default (or, for `k` and `d`, for the optimizer to choose).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrainParams {
+  pub cover: bool,
+  pub k: u32,
+  pub d: u32,
+  /// fastCover only: log2 of its frequency table, and how much it skips.
+  pub f: u32,
+  pub accel: u32,
+  pub steps: u32,
+  /// The share of the samples trained on; the optimizer tests on the rest.
+  pub split_point: f64,
+  pub threads: u32,
+  pub dict_id: u32,
+  pub level: i32,
+}
+
+/// Trains a dictionary into `dictionary` from `samples`, given end to end, `sizes[i]` bytes each
+/// (which must add up to `samples.len()`), with libzstd's cover or fastCover trainer: its
+/// optimizer when `k` or `d` is left to it (as `zstd --train` does), else one training. The
+/// dictionary's length and the parameters used (the optimizer's choice of `k` and `d`), or
+/// libzstd's error code.
+pub fn train(dictionary: &mut [u8], samples: &[u8], sizes: &[usize], params: TrainParams) -> Result<(usize, TrainParams), usize> {
   debug_assert_eq!(sizes.iter().sum::<usize>(), samples.len());
-  let count = u32::try_from(sizes.len()).ok()?;
-  // SAFETY: the parameters are plain integers, for which all zeroes is valid (and asks libzstd
-  // for its defaults); libzstd writes at most `dictionary.len()` bytes into `dictionary` and
-  // reads `samples` as `sizes` say, which add up to its length; ZDICT_isError is a pure function.
+  let count =
+    u32::try_from(sizes.len()).map_err(|_| crate::error::zstd_error(zstd_sys::ZSTD_ErrorCode::ZSTD_error_srcSize_wrong))?;
+  let optimize = params.k == 0 || params.d == 0;
+  let z_params = zstd_sys::ZDICT_params_t { compressionLevel: params.level, notificationLevel: 0, dictID: params.dict_id };
+  let (dict, dict_len, samples_at, sizes_at) =
+    (dictionary.as_mut_ptr().cast(), dictionary.len(), samples.as_ptr().cast(), sizes.as_ptr());
+  let mut chosen = params;
+  // SAFETY: the parameter structs are plain integers and floats, filled in whole; libzstd writes
+  // at most `dictionary.len()` bytes into `dictionary`, reads `samples` as `sizes` say (they add
+  // up to its length), and writes back only the parameter struct it is given; ZDICT_isError is a
+  // pure function.
   let (written, failed) = unsafe {
-    let mut params: zstd_sys::ZDICT_fastCover_params_t = std::mem::zeroed();
-    // libzstd's own defaults for ZDICT_trainFromBuffer, plus the target level.
-    params.d = 8;
-    params.steps = 4;
-    params.f = 20;
-    params.accel = 1;
-    params.zParams.compressionLevel = level;
-    let written = zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover(
+    let written = if params.cover {
+      let mut cover = zstd_sys::ZDICT_cover_params_t {
+        k: params.k,
+        d: params.d,
+        steps: params.steps,
+        nbThreads: params.threads,
+        splitPoint: params.split_point,
+        shrinkDict: 0,
+        shrinkDictMaxRegression: 0,
+        zParams: z_params,
+      };
+      let written = if optimize {
+        zstd_sys::ZDICT_optimizeTrainFromBuffer_cover(dict, dict_len, samples_at, sizes_at, count, &mut cover)
+      } else {
+        zstd_sys::ZDICT_trainFromBuffer_cover(dict, dict_len, samples_at, sizes_at, count, cover)
+      };
+      (chosen.k, chosen.d) = (cover.k, cover.d);
+      written
+    } else {
+      let mut fast = zstd_sys::ZDICT_fastCover_params_t {
+        k: params.k,
+        d: params.d,
+        f: params.f,
+        steps: params.steps,
+        nbThreads: params.threads,
+        splitPoint: params.split_point,
+        accel: params.accel,
+        shrinkDict: 0,
+        shrinkDictMaxRegression: 0,
+        zParams: z_params,
+      };
+      let written = if optimize {
+        zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover(dict, dict_len, samples_at, sizes_at, count, &mut fast)
+      } else {
+        zstd_sys::ZDICT_trainFromBuffer_fastCover(dict, dict_len, samples_at, sizes_at, count, fast)
+      };
+      (chosen.k, chosen.d) = (fast.k, fast.d);
+      written
+    };
+    (written, zstd_sys::ZDICT_isError(written) != 0)
+  };
+  if failed {
+    Err(written)
+  } else {
+    Ok((written, chosen))
+  }
+}
+
+/// Makes a dictionary in `dictionary` of `content` (the end of it, if it does not fit) and the
+/// entropy statistics of `samples` (as [`train`] takes them) compressed against it, for `level`,
+/// with `dict_id` (0 for one derived from the content); its length, or libzstd's error code.
+pub fn finalize(
+  dictionary: &mut [u8],
+  content: &[u8],
+  samples: &[u8],
+  sizes: &[usize],
+  level: i32,
+  dict_id: u32,
+) -> Result<usize, usize> {
+  debug_assert_eq!(sizes.iter().sum::<usize>(), samples.len());
+  let count =
+    u32::try_from(sizes.len()).map_err(|_| crate::error::zstd_error(zstd_sys::ZSTD_ErrorCode::ZSTD_error_srcSize_wrong))?;
+  let z_params = zstd_sys::ZDICT_params_t { compressionLevel: level, notificationLevel: 0, dictID: dict_id };
+  // SAFETY: `dictionary` and `content` are distinct (Rust borrows); libzstd writes at most
+  // `dictionary.len()` bytes into `dictionary`, reads `content` whole and `samples` as `sizes` say
+  // (they add up to its length); ZDICT_isError is a pure function.
+  let (written, failed) = unsafe {
+    let written = zstd_sys::ZDICT_finalizeDictionary(
       dictionary.as_mut_ptr().cast(),
       dictionary.len(),
+      content.as_ptr().cast(),
+      content.len(),
       samples.as_ptr().cast(),
       sizes.as_ptr(),
       count,
-      &mut params,
+      z_params,
     );
     (written, zstd_sys::ZDICT_isError(written) != 0)
   };
-  (!failed).then_some(written)
+  if failed {
+    Err(written)
+  } else {
+    Ok(written)
+  }
 }
 
 // The references below outlive the borrow they are made from: libzstd keeps a pointer to the

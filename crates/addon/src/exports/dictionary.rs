@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex};
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use zstd_pool_core::dict::{self, Prepared};
+use zstd_pool_core::dict::{self, Prepared, TrainParams, Trained};
 use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::owned;
 
-use crate::napi::{result_bytes, throw, Js};
+use crate::napi::{queue, result_bytes, settled_array, throw, Cancellation, IntoJs, Job, Js, Task};
 
 /// A dictionary prepared once (from `trainDictionary` or `zstd --train`) for any number of calls
 /// on any thread; `main.js`'s `Dictionary` holds one. The memory it holds natively (its bytes and
@@ -92,12 +92,125 @@ pub(crate) fn prepared(dictionary: Option<&PreparedDictionary>) -> std::result::
   dictionary.map(|dictionary| dictionary.get().ok_or(Failure::DictionaryReleased)).transpose()
 }
 
-/// Trains a dictionary of at most `size` bytes, tuned for `level`, on samples given end to end
-/// in `samples`, `sizes[i]` bytes each.
-#[napi(ts_return_type = "Buffer")]
-pub fn train_dictionary(env: Env, samples: &[u8], sizes: &[u32], size: u32, level: i32) -> Result<Js> {
+/// The training parameters `lib/dictionary.js` passes, in this order: cover (1) or fastCover (0),
+/// k, d, f, accel, steps, splitPoint, threads, dictId, level (0 for libzstd's choice or default).
+fn train_params(numbers: &[f64]) -> std::result::Result<TrainParams, Failure> {
+  let &[cover, k, d, f, accel, steps, split_point, threads, dict_id, level] = numbers else {
+    return Err(Failure::InvalidArgument("training parameters"));
+  };
+  // Out-of-range values saturate: libzstd checks its own bounds (and the JavaScript first).
+  let unsigned = |value: f64| value as u32;
+  Ok(TrainParams {
+    cover: cover != 0.0,
+    k: unsigned(k),
+    d: unsigned(d),
+    f: unsigned(f),
+    accel: unsigned(accel),
+    steps: unsigned(steps),
+    split_point,
+    threads: unsigned(threads),
+    dict_id: unsigned(dict_id),
+    level: level as i32,
+  })
+}
+
+/// What training made, as JavaScript gets it: `[dictionary, k, d]`.
+impl IntoJs for Trained {
+  fn into_js(self, env: &Env) -> std::result::Result<Js, Failure> {
+    let (k, d) = (self.params.k, self.params.d);
+    let dictionary = result_bytes(env, self.dictionary)?;
+    settled_array(env, &[dictionary, Js::number(env, k)?, Js::number(env, d)?])
+  }
+}
+
+/// Trains a dictionary of at most `size` bytes on samples given end to end in `samples`,
+/// `sizes[i]` bytes each, with `params` (see [`train_params`]), here: `[dictionary, k, d]`.
+#[napi(ts_return_type = "[Buffer | NativeBytes, number, number]")]
+pub fn train_dictionary(env: Env, samples: &[u8], sizes: &[u32], size: u32, params: &[f64]) -> Result<Js> {
   let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
-  guarded(|| dict::train(samples, &sizes, size as usize, level))
+  guarded(|| dict::train(samples, &sizes, size as usize, train_params(params)?))
+    .and_then(|trained| trained.into_js(&env))
+    .map_err(|failure| throw(&env, failure))
+}
+
+/// [`train_dictionary`] on the libuv threadpool, on a copy of the samples: a Promise. A
+/// cancellation stops it only before it starts (libzstd's trainers cannot be interrupted).
+#[napi(ts_return_type = "Promise<[Buffer | NativeBytes, number, number]>")]
+pub fn train_dictionary_async(
+  env: Env,
+  samples: &[u8],
+  sizes: &[u32],
+  size: u32,
+  params: &[f64],
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  let queued = train_params(params).and_then(|params| {
+    let samples = owned(samples)?;
+    let job = Training { samples, sizes, size: size as usize, params };
+    queue(&env, job, cancellation)
+  });
+  queued.map_err(|failure| throw(&env, failure))
+}
+
+/// A training on the threadpool: it owns its samples.
+struct Training {
+  samples: Vec<u8>,
+  sizes: Vec<usize>,
+  size: usize,
+  params: TrainParams,
+}
+
+impl Job for Training {
+  type Output = Trained;
+
+  fn name(&self) -> &'static str {
+    "zstd-pool:train-dictionary"
+  }
+
+  fn compute(&mut self) -> std::result::Result<Trained, Failure> {
+    dict::train(&self.samples, &self.sizes, self.size, self.params)
+  }
+}
+
+/// Makes a dictionary of at most `size` bytes from `content` and the statistics of the samples
+/// (given as to [`train_dictionary`]), for `level`, with `dict_id` (0: one from the content).
+#[napi(ts_return_type = "Buffer | NativeBytes")]
+pub fn finalize_dictionary(
+  env: Env,
+  content: &[u8],
+  samples: &[u8],
+  sizes: &[u32],
+  size: u32,
+  level: i32,
+  dict_id: u32,
+) -> Result<Js> {
+  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  guarded(|| dict::finalize(content, samples, &sizes, size as usize, level, dict_id))
     .and_then(|dictionary| result_bytes(&env, dictionary))
     .map_err(|failure| throw(&env, failure))
+}
+
+/// [`finalize_dictionary`] on the libuv threadpool, on copies of its inputs: a Promise.
+#[napi(ts_return_type = "Promise<Buffer | NativeBytes>")]
+#[allow(clippy::too_many_arguments)]
+pub fn finalize_dictionary_async(
+  env: Env,
+  content: &[u8],
+  samples: &[u8],
+  sizes: &[u32],
+  size: u32,
+  level: i32,
+  dict_id: u32,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
+  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  let queued = owned(content).and_then(|content| {
+    let samples = owned(samples)?;
+    let job = Task::new("zstd-pool:finalize-dictionary", move || {
+      dict::finalize(&content, &samples, &sizes, size as usize, level, dict_id)
+    });
+    queue(&env, job, cancellation)
+  });
+  queued.map_err(|failure| throw(&env, failure))
 }
