@@ -66,6 +66,7 @@ describe('trainDictionary: libzstd trainers and their parameters', () => {
       [{ k: 4 }, outOfRange],
       [{ k: 5000, size: 4096 }, outOfRange],
       [{ algorithm: 'cover', d: 20, k: 10 }, outOfRange],
+      [{ algorithm: 'cover', d: 60 }, outOfRange],
       [{ f: 32 }, outOfRange],
       [{ f: 0 }, outOfRange],
       [{ accel: 11 }, outOfRange],

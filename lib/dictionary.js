@@ -55,6 +55,8 @@ const MAX_F = 31
 const MAX_ACCEL = 10
 /** The smallest `k` libzstd's optimizer takes when it chooses `d` (its largest `d`, 8). */
 const MIN_K_FOR_ANY_D = 8
+/** The smallest `k` libzstd's optimizer tries, which `d` may not pass. */
+const MIN_OPTIMIZED_K = 50
 
 /** The samples, each read once and copied at once, so that reading a later one (a getter)
  * cannot change an earlier one: end to end, and their sizes. */
@@ -101,8 +103,8 @@ function trainingOptions(options) {
   }
   if (checked.threads === 0) throw outOfRange('options.threads', 'an integer >= 1', 0)
   if (k !== 0) integer(k, 'options.k', Math.max(checked.d, checked.d === 0 ? MIN_K_FOR_ANY_D : 1), checked.size)
-  else integer(k, 'options.k', 0, 0)
-  checked.k = k
+  else if (checked.d > MIN_OPTIMIZED_K)
+    throw outOfRange('options.d', `<= ${MIN_OPTIMIZED_K} when the optimizer chooses k`, checked.d)
   const params = [cover ? 1 : 0, k, checked.d, checked.f ?? 0, checked.accel ?? 0, checked.steps, checked.splitPoint]
   params.push(checked.threads, checked.dictId, checked.level)
   return {
@@ -110,7 +112,6 @@ function trainingOptions(options) {
     size: checked.size,
     params: Float64Array.from(params),
     signal: signal(signalValue),
-    level: checked.level,
     checked,
   }
 }
