@@ -5,6 +5,7 @@ import { cpus, totalmem } from 'node:os'
 
 import { FLOOR, FLOOR_AGAIN, FLOOR_BATCH, FLOOR_FRESH, isFloor } from './floor.mjs'
 import { httpSection } from './http.mjs'
+import { seekableSection } from './seekable.mjs'
 
 const MODES = {
   cs: ['sync compress', 0],
@@ -610,6 +611,8 @@ export function writeReport({ major = '26', runs = 3, seconds, date = new Date()
   if (wasm?.rows) md.push('', ...wasmSection(wasm, read(new URL('./results/browser.json', import.meta.url))))
   const httpResult = read(new URL('./results/http.json', import.meta.url))
   if (httpResult?.rows) md.push('', ...httpSection(httpResult))
+  const seekable = read(new URL('./results/seekable.json', import.meta.url))
+  if (seekable?.cells) md.push('', ...seekableSection(seekable))
   const memory = read(new URL('./results/memory.json', import.meta.url))
   if (memory?.rows) md.push('', ...memorySection(memory))
   writeFileSync(new URL('./RESULTS.md', import.meta.url), `${md.join('\n')}\n`)
