@@ -31,7 +31,7 @@ const SIZE = (QUICK ? 32 : 256) << 20
 const FRAME_SIZE = 1 << 20
 const LEVEL = 3
 const LENGTH = 64 << 10
-const ROUNDS = Number(process.env.BENCH_SEEKABLE_ROUNDS ?? (QUICK ? 3 : 9))
+const ROUNDS = Number(process.env.BENCH_SEEKABLE_ROUNDS ?? (QUICK ? 3 : 15))
 /** Reads per contender per round: steady reads on an open reader, cold reads, and reads through
  * the whole file (each decodes up to 256 MiB, so there are fewer of them). */
 const STEADY_READS = 32
@@ -122,6 +122,8 @@ function pyzstdMissing() {
  * digest. */
 async function startPyzstd(path) {
   const child = spawn('python3', ['-c', PYTHON, path], { env: pythonEnv, stdio: ['pipe', 'pipe', 'inherit'] })
+  // A process that died is reported by the answer that does not come, not by the write to it.
+  child.stdin.on('error', () => {})
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   const answer = async () => {
     const { value, done } = await lines.next()
