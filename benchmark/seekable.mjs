@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto'
 import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { open, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -195,6 +195,8 @@ const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length
 
 export async function measureSeekable() {
   const zstd = require('../main.js')
+  // What else ran on the machine: its figures are not comparable to those of a quiet one.
+  const loadBefore = loadavg()[0]
   const started = performance.now()
   const data = content(SIZE)
   const file = await zstd.compressSeekable(data, { frameSize: FRAME_SIZE, level: LEVEL })
@@ -333,6 +335,8 @@ export async function measureSeekable() {
     length: LENGTH,
     cacheFrames: 8,
     rounds: ROUNDS,
+    cores: availableParallelism(),
+    load: [loadBefore, loadavg()[0]],
     steadyMisses: misses,
     pyzstd: pyzstd ? pyzstd.name : undefined,
     pyzstdSkipped: missing,
@@ -372,6 +376,7 @@ export function seekableSection(result) {
       ? `${result.pyzstd} in a Python process started once, timed inside Python (\`time.perf_counter\`).`
       : `pyzstd not measured: ${result.pyzstdSkipped}.`,
     "Every read's bytes are checked against the content. The file is in the page cache: cold means a new reader, not a cold disk.",
+    `The 1-minute load average was ${result.load[0].toFixed(1)} when the section started and ${result.load[1].toFixed(1)} when it ended (its own reads add about 1), on ${result.cores} cores.`,
     '',
     '| how the 64 KiB are read | cold, per read | steady, per read | reads (cold + steady) |',
     '|---|---:|---:|---:|',
