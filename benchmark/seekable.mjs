@@ -37,6 +37,8 @@ const ROUNDS = Number(process.env.BENCH_SEEKABLE_ROUNDS ?? (QUICK ? 3 : 15))
 const STEADY_READS = 32
 const COLD_READS = 8
 const WHOLE_READS = 2
+/** The decoded frames a reader keeps: `openSeekable`'s default `cacheFrames` (seekable.js). */
+const CACHE_FRAMES = 8
 
 /** A deterministic generator of integers below `n`. */
 function generator(seed) {
@@ -169,8 +171,8 @@ async function streamToRange(zstd, path, position, length) {
   return out.subarray(0, got)
 }
 
-/** The steady reads of a round that decode a frame, given the frames the reader keeps (its
- * cache: the `kept` most recently used). */
+/** How many of a round's steady reads need a frame the reader does not keep, the reader keeping
+ * the `kept` most recently used (as seekable.js does). */
 function missesOf(positions, kept) {
   const recent = []
   let misses = 0
@@ -307,7 +309,7 @@ export async function measureSeekable() {
     for (const name of names) await cells[name](positionsOf(-1).slice(0, 2))
     for (let round = 0; round < ROUNDS; round++) {
       const positions = positionsOf(round)
-      misses += missesOf(positions, 8)
+      misses += missesOf(positions, CACHE_FRAMES)
       // Each round in another order, so that no contender always follows the same one.
       const order = names.map((_, i) => names[(i + round) % names.length])
       for (const name of order) {
@@ -333,7 +335,7 @@ export async function measureSeekable() {
     frameSize: FRAME_SIZE,
     frames: Math.ceil(SIZE / FRAME_SIZE),
     length: LENGTH,
-    cacheFrames: 8,
+    cacheFrames: CACHE_FRAMES,
     rounds: ROUNDS,
     cores: availableParallelism(),
     load: [loadBefore, loadavg()[0]],
@@ -344,7 +346,9 @@ export async function measureSeekable() {
   }
   for (const [name, { ms, reads: count }] of Object.entries(result.cells))
     console.log(`${label}: ${name}: ${timeLabel(ms)} per read (median of ${ROUNDS} rounds, ${count} reads)`)
-  console.log(`${label}: steady reads that decoded a frame: ${misses} of ${result.cells['zstd-pool, steady'].reads}`)
+  console.log(
+    `${label}: steady reads that needed a frame the reader did not keep: ${misses} of ${result.cells['zstd-pool, steady'].reads}`,
+  )
   if (!QUICK) writeFileSync(new URL('./results/seekable.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
   return result
 }
@@ -389,8 +393,8 @@ export function seekableSection(result) {
     row('without the seek table: `readFile`, `decompress` of the whole file, the range of it', 'whole file, decompress'),
     row('without the seek table: `createDecompressStream`, stopped once the range is out', 'whole file, stream to the range'),
     '',
-    `Steady reads that decoded a frame: ${result.steadyMisses} of ${steadyReads}; the others found theirs among the ${result.cacheFrames} decoded frames the`,
-    'reader keeps (`cacheFrames`, the default). Without the table, decompressing the whole file takes',
+    `Of the ${steadyReads} steady reads, ${result.steadyMisses} needed a frame that was not among the ${result.cacheFrames} decoded frames the reader keeps`,
+    '(`cacheFrames`, the default; counted from the positions). Without the table, decompressing the whole file takes',
     `${times(ms('whole file, decompress') / ms('zstd-pool, cold'))}x the time of a cold zstd-pool read and ${times(ms('whole file, decompress') / ms('zstd-pool, steady'))}x that of a steady one; the stream (half the file decoded on average), ` +
       `${times(ms('whole file, stream to the range') / ms('zstd-pool, cold'))}x and ${times(ms('whole file, stream to the range') / ms('zstd-pool, steady'))}x.`,
   )
