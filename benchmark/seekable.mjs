@@ -2,7 +2,8 @@
 // file of 1 MiB frames, read by zstd-pool's `openSeekable(fileHandle)` and `read`, against getting
 // the same bytes without the seek table (decompressing the whole file, or decoding a stream up to
 // the range), and against pyzstd's `SeekableZstdFile` (`seek` and `read`) timed inside Python, in
-// a process started once. Cold: a reader opened for the read (the file opened, its seek table
+// a process started once; beside them, the decode of a read's frame alone (`decompress` of its
+// bytes in memory). Cold: a reader opened for the read (the file opened, its seek table
 // read, one read); steady: reads on a reader opened before them, at positions spread over all
 // the frames, so that most reads miss the reader's cache of decoded frames. Every contender reads
 // the same positions in a round, the contenders interleaved (in another order each round); each
