@@ -2,11 +2,11 @@
 // included) on the newest Node (the only one with node:zlib zstd), measures multi-threaded
 // compression, dictionaries, streams, the batch API, the WebAssembly build and memory
 // (benchmark/multithread.mjs, benchmark/dictionary.mjs, benchmark/stream.mjs, benchmark/many.mjs,
-// benchmark/wasm.mjs, benchmark/memory.mjs), and HTTP responses (benchmark/http.mjs),
-// then writes
-// benchmark/RESULTS.md and benchmark/chart.svg.
+// benchmark/wasm.mjs, benchmark/memory.mjs), HTTP responses (benchmark/http.mjs) and random
+// reads of a seekable file (benchmark/seekable.mjs), then writes benchmark/RESULTS.md and
+// benchmark/chart.svg.
 // `npm run bench:quick` (or `node benchmark/run.mjs --quick`): a look in under a minute at a few
-// cells, printed, leaving the committed report alone.
+// cells and at seekable reads of a smaller file, printed, leaving the committed report alone.
 // BENCH_NODE=current runs it on the Node that runs this script instead; BENCH_RUNS sets how many
 // complete runs each cell's median is taken over (3). With BENCH_MODES, BENCH_SIZES or BENCH_LIBS
 // it only runs and prints those cells.
@@ -64,6 +64,9 @@ if (process.argv.includes('--quick')) {
   console.log(`\n${summary(cells, pairs).join('\n')}`)
   if (disturbed(cells, pairs).length)
     console.log('\nThis run was disturbed (a binding measured faster than raw libzstd): run again.')
+  // Random reads of a seekable file (benchmark/seekable.mjs), of a smaller file than the report's.
+  console.log('')
+  execFileSync(node, ['--expose-gc', 'benchmark/seekable.mjs', '--quick'], { cwd: root, stdio: 'inherit' })
   console.log(`\nTook ${Math.round((Date.now() - started) / 1000)} s.`)
   process.exit(0)
 }
@@ -96,6 +99,8 @@ console.log('Measuring the WebAssembly build against the WebAssembly peers (benc
 execFileSync(node, ['benchmark/wasm.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring HTTP responses against the compression middleware (benchmark/http.mjs) ...')
 execFileSync(node, ['benchmark/http.mjs'], { cwd: root, stdio: 'inherit' })
+console.log('Measuring random reads of a seekable file against the whole file and pyzstd (benchmark/seekable.mjs) ...')
+execFileSync(node, ['--expose-gc', 'benchmark/seekable.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring memory after bursts and in a steady loop (benchmark/memory.mjs) ...')
 execFileSync(node, ['benchmark/memory.mjs'], { cwd: root, stdio: 'inherit' })
 writeReport({ major, runs, seconds: (Date.now() - started) / 1000 })
