@@ -9,9 +9,12 @@ const { Readable } = require('node:stream')
 
 const { binding } = require('./lib/binding.js')
 const { decompress } = require('./lib/calls.js')
+const { FLUSH } = require('./lib/engine.js')
 const { coded, invalidType } = require('./lib/errors.js')
-const { decompressOptions } = require('./lib/options.js')
+const { compressOptions, decompressOptions } = require('./lib/options.js')
 const { bytes } = require('./lib/primordials.js')
+const { SeekableWriter } = require('./lib/seekable-writer.js')
+const { split, webPair, ZstdTransform } = require('./lib/stream-sides.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { compressMany, compressManySync } = require('./many.js')
 const { frameInfo } = require('./frame.js')
@@ -111,6 +114,44 @@ async function compressSeekable(data, options) {
   const { frameSize, compressOptions } = writeOptions(options)
   const pieces = piecesOf(data, frameSize)
   return assemble(await compressMany(pieces, compressOptions), pieces)
+}
+
+/** What a seekable compress stream's sides drive: frames cut every `frameSize` bytes or at a
+ * flush, each streamed through a native session of its own (lib/seekable-writer.js). */
+function seekableEngine(options) {
+  const { frameSize, compressOptions: frameOptions } = writeOptions(options)
+  // Streams compress single-threaded: `workers` does not apply.
+  const { parameters, dictionary } = compressOptions(frameOptions, 'options')
+  return (deliver, onError) => new SeekableWriter({ parameters, dictionary, frameSize }, deliver, onError)
+}
+
+/** A Node Transform stream that writes a seekable file. */
+class ZstdSeekableCompress extends ZstdTransform {
+  constructor(options) {
+    super(options, seekableEngine)
+  }
+
+  /** Ends the current frame here (unless nothing came since the last cut), as node:zlib's
+   * flush(callback) takes it: what was written so far can be read back by a seekable reader once
+   * the table is written, and is decodable now. */
+  flush(callback) {
+    this.write(FLUSH, callback)
+  }
+}
+
+/** A Node Transform stream that writes a seekable file (see docs/seekable.md). */
+function createSeekableCompressStream(options) {
+  return new ZstdSeekableCompress(options)
+}
+
+/** The Web form of `createSeekableCompressStream`, as `ZstdCompressionStream` is of
+ * `createCompressStream`: `readable.pipeThrough(new ZstdSeekableCompressionStream())`. */
+class ZstdSeekableCompressionStream {
+  constructor(options) {
+    const { readable, writable } = webPair(seekableEngine(split(options)[1]))
+    this.readable = readable
+    this.writable = writable
+  }
 }
 
 /** A source as `{ size, read(position, length) }`: byte views are read in place, a
@@ -413,4 +454,10 @@ class SeekableReader {
   }
 }
 
-module.exports = { compressSeekable, compressSeekableSync, openSeekable }
+module.exports = {
+  compressSeekable,
+  compressSeekableSync,
+  createSeekableCompressStream,
+  openSeekable,
+  ZstdSeekableCompressionStream,
+}

@@ -329,6 +329,7 @@ describe('the package', () => {
         'configurePool',
         'createCompressStream',
         'createDecompressStream',
+        'createSeekableCompressStream',
         'decompress',
         'decompressMany',
         'decompressManySync',
@@ -346,6 +347,7 @@ describe('the package', () => {
         'ZstdCompressionStream',
         'ZstdDecompress',
         'ZstdDecompressionStream',
+        'ZstdSeekableCompressionStream',
       ].sort(),
     )
   })
