@@ -269,6 +269,8 @@ export interface SeekableReader {
   read(position: number, length: number): Promise<Buffer>
   /** The decompressed bytes from `start` to `end` (inclusive, as `fs.createReadStream`), a frame at a time. */
   createReadStream(options?: { start?: number; end?: number }): import('node:stream').Readable
+  /** The same bytes as a Web ReadableStream (named as `FileHandle.readableWebStream()`): a frame decoded per pull; `cancel()` stops the reading. */
+  readableWebStream(options?: { start?: number; end?: number }): ReadableStream<Uint8Array>
   /** Drops the decoded frames it keeps; later reads reject. The source stays open: it is the caller's. */
   close(): void
 }

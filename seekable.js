@@ -415,34 +415,61 @@ class SeekableReader {
     return Buffer.concat(pieces)
   }
 
-  /** A Node Readable of the decompressed bytes `start` to `end` (inclusive, as fs.createReadStream
-   * takes them), decoded a frame at a time. */
-  createReadStream(options) {
+  /** The bytes `first` to `last` (inclusive) as chunks, decoded a frame at a time. */
+  async *#rangeChunks(first, last) {
+    let at = first
+    while (at <= last && at < this.size) {
+      const frame = this.#frameAt(at)
+      const offset = this.#decompressedOffset(frame)
+      const frameEnd = this.#decompressedOffset(frame + 1)
+      const to = Math.min(frameEnd, last + 1)
+      if (frameEnd - offset > WHOLE_FRAME_LIMIT) {
+        // A large frame, as it is decoded.
+        this.#checkOpen()
+        for await (const chunk of this.#partChunks(frame, at - offset, to - offset)) yield Buffer.from(chunk)
+      } else {
+        yield await this.read(at, to - at)
+      }
+      at = to
+    }
+  }
+
+  /** `{ start, end }` as fs.createReadStream takes them (`end` inclusive), checked. */
+  #range(options) {
     this.#checkOpen()
     const { start = 0, end = Number.POSITIVE_INFINITY } = optionsObject(options, 'options', 'an object of stream options') ?? {}
     const first = integer(start, 'options.start', 0, Number.MAX_SAFE_INTEGER)
     const last =
       end === Number.POSITIVE_INFINITY ? Math.max(first, this.size) : integer(end, 'options.end', first, Number.MAX_SAFE_INTEGER)
-    const reader = this
-    return Readable.from(
-      (async function* frames() {
-        let at = first
-        while (at <= last && at < reader.size) {
-          const frame = reader.#frameAt(at)
-          const offset = reader.#decompressedOffset(frame)
-          const frameEnd = reader.#decompressedOffset(frame + 1)
-          const to = Math.min(frameEnd, last + 1)
-          if (frameEnd - offset > WHOLE_FRAME_LIMIT) {
-            // A large frame, as it is decoded.
-            reader.#checkOpen()
-            for await (const chunk of reader.#partChunks(frame, at - offset, to - offset)) yield Buffer.from(chunk)
-          } else {
-            yield await reader.read(at, to - at)
-          }
-          at = to
-        }
-      })(),
-      { objectMode: false },
+    return [first, last]
+  }
+
+  /** A Node Readable of the decompressed bytes `start` to `end` (inclusive, as fs.createReadStream
+   * takes them), decoded a frame at a time. */
+  createReadStream(options) {
+    return Readable.from(this.#rangeChunks(...this.#range(options)), { objectMode: false })
+  }
+
+  /** The Web form of `createReadStream`, named as `FileHandle.readableWebStream()` is: a
+   * ReadableStream of the same bytes, each chunk decoded when the reader pulls (none ahead of it);
+   * cancel() stops the reading and decoding once the chunk under way is done. */
+  readableWebStream(options) {
+    const chunks = this.#rangeChunks(...this.#range(options))
+    let cancelled = false
+    return new ReadableStream(
+      {
+        pull: async (controller) => {
+          const { value, done } = await chunks.next()
+          if (cancelled) return
+          if (done) controller.close()
+          else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.length))
+        },
+        cancel: async () => {
+          cancelled = true
+          await chunks.return()
+        },
+      },
+      { highWaterMark: 0 },
     )
   }
 

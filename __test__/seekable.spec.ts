@@ -411,6 +411,32 @@ describe('createSeekableCompressStream and ZstdSeekableCompressionStream', () =>
   })
 })
 
+describe("a reader's readableWebStream", () => {
+  it('gives the bytes createReadStream gives, and cancel() stops reading', async () => {
+    const file = compressSeekableSync(data, { frameSize: 50_000 })
+    const source = counting(file)
+    const reader = await openSeekable(source)
+    const web = reader.readableWebStream({ start: 12_345, end: 999_999 })
+    expect(Buffer.from(await new Response(web).arrayBuffer()).equals(data.subarray(12_345, 1_000_000))).toBe(true)
+    const whole = Buffer.from(await new Response(reader.readableWebStream()).arrayBuffer())
+    expect(whole.equals(data)).toBe(true)
+    expect(Buffer.from(await new Response(reader.readableWebStream({ start: data.length })).arrayBuffer()).length).toBe(0)
+    const uncached = await openSeekable(source, { cacheFrames: 0 })
+    source.reads = 0
+    const stream = uncached.readableWebStream()
+    const chunks = stream.getReader()
+    await chunks.read()
+    await chunks.read()
+    await chunks.cancel()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // Two frames, and nothing read ahead of the reader or after the cancel.
+    expect(source.reads).toBe(2)
+    expect(() => reader.readableWebStream({ start: 10, end: 5 })).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    reader.close()
+    expect(() => reader.readableWebStream()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_STATE' }))
+  })
+})
+
 /** Python's environment with pyzstd, which .ci/run installs (pinned) into .tools/pypkgs. */
 const pythonEnv = { ...process.env, PYTHONPATH: fileURLToPath(new URL('../.tools/pypkgs', import.meta.url)) }
 const hasPyzstd = spawnSync('python3', ['-c', 'import pyzstd'], { env: pythonEnv, stdio: 'ignore' }).status === 0
