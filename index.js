@@ -850,6 +850,7 @@ module.exports.decompressBatch = nativeBinding.decompressBatch
 module.exports.Flush = nativeBinding.Flush
 module.exports.frameInfo = nativeBinding.frameInfo
 module.exports.poolStats = nativeBinding.poolStats
+module.exports.seekableChecksum = nativeBinding.seekableChecksum
 module.exports.seekTable = nativeBinding.seekTable
 module.exports.seekTableFrame = nativeBinding.seekTableFrame
 module.exports.seekTableLength = nativeBinding.seekTableLength

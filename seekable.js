@@ -13,6 +13,7 @@ const { FLUSH } = require('./lib/engine.js')
 const { coded, invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions } = require('./lib/options.js')
 const { bytes } = require('./lib/primordials.js')
+const { ownMemory } = require('./lib/staging.js')
 const { SeekableWriter } = require('./lib/seekable-writer.js')
 const { split, webPair, ZstdTransform } = require('./lib/stream-sides.js')
 const { integer, optionsObject } = require('./lib/validate.js')
@@ -321,17 +322,21 @@ class SeekableReader {
 
   async #decodeWhole(frame) {
     const { encoded, listed } = await this.#encoded(frame)
+    const listedSum = this.#checksum(frame)
     // Read before the decode: the source may reuse its buffer once its read is done.
-    const checked = this.#checksum(frame) !== undefined && isOneFrameWithChecksum(encoded) ? checksumOf(encoded) : undefined
-    const content =
-      encoded.length === 0
-        ? Buffer.alloc(0)
-        : await decompress(encoded, { ...this.#decoding, maxOutputLength: Math.max(1, listed) }).catch((error) => {
-            throw error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error
-          })
+    const ownSum = listedSum !== undefined && isOneFrameWithChecksum(encoded) ? checksumOf(encoded) : undefined
+    const empty = encoded.length === 0
+    const content = empty
+      ? Buffer.alloc(0)
+      : await decompress(encoded, { ...this.#decoding, maxOutputLength: Math.max(1, listed) }).catch((error) => {
+          throw error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error
+        })
     if (content.length !== listed) throw notAsListed(frame, `${content.length}`, listed)
-    // libzstd checked the content against the frame's own checksum; the table's must be that one.
-    if (checked !== undefined && checked !== this.#checksum(frame)) {
+    // libzstd checked the content against the frame's own checksum, and the table's must be that
+    // one; a frame without one (as zstd's own seekable writer makes them) is hashed here. An
+    // entry of no bytes has no content to check.
+    const checked = ownSum ?? (listedSum !== undefined && !empty ? binding.seekableChecksum(ownMemory(content)) : undefined)
+    if (checked !== undefined && checked !== listedSum) {
       throw coded(
         new Error(`zstd-pool: frame ${frame} does not match the checksum its seek table lists`),
         'ERR_ZSTD_SEEKABLE_CHECKSUM',

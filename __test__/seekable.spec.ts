@@ -437,6 +437,56 @@ describe("a reader's readableWebStream", () => {
   })
 })
 
+describe("the seek table's checksums", () => {
+  /** `frames` with a table listing `checksums` (the layout zstd's own seekable writer makes:
+   * frames without a checksum of their own, checksums in the table). */
+  function withChecksums(file: Buffer, checksums: number[]) {
+    const frames = frameInfo(file).frames.slice(0, -1)
+    const body = file.subarray(
+      0,
+      frames.reduce((sum, frame) => sum + frame.compressedSize, 0),
+    )
+    const table = Buffer.alloc(8 + frames.length * 12 + 9)
+    table.writeUInt32LE(0x184d2a5e, 0)
+    table.writeUInt32LE(table.length - 8, 4)
+    frames.forEach((frame, i) => {
+      table.writeUInt32LE(frame.compressedSize, 8 + i * 12)
+      table.writeUInt32LE(frame.contentSize ?? 0, 12 + i * 12)
+      table.writeUInt32LE(checksums[i], 16 + i * 12)
+    })
+    table.writeUInt32LE(frames.length, table.length - 9)
+    table[table.length - 5] = 0x80
+    table.writeUInt32LE(0x8f92eab1, table.length - 4)
+    return Buffer.concat([body, table])
+  }
+
+  it('are checked for frames without a checksum of their own', async () => {
+    const part = data.subarray(0, 200_000)
+    const checked = compressSeekableSync(part, { frameSize: 50_000 })
+    // Each frame's own checksum: its last 4 bytes.
+    let end = 0
+    const sums = frameInfo(checked)
+      .frames.slice(0, -1)
+      .map((frame) => {
+        end += frame.compressedSize
+        return checked.readUInt32LE(end - 4)
+      })
+    const bare = compressSeekableSync(part, { frameSize: 50_000, checksum: false })
+    // No checksum asked for, none listed (as pyzstd writes its tables).
+    expect(bare[bare.length - 5]).toBe(0)
+    const good = await openSeekable(withChecksums(bare, sums))
+    expect((await good.read(0, part.length)).equals(part)).toBe(true)
+    const wrong = await openSeekable(
+      withChecksums(
+        bare,
+        sums.map((sum, i) => (i === 2 ? (sum ^ 1) >>> 0 : sum)),
+      ),
+    )
+    expect((await wrong.read(0, 50_000)).equals(part.subarray(0, 50_000))).toBe(true)
+    await expect(wrong.read(100_000, 10)).rejects.toMatchObject({ code: 'ERR_ZSTD_SEEKABLE_CHECKSUM' })
+  })
+})
+
 /** Python's environment with pyzstd, which .ci/run installs (pinned) into .tools/pypkgs. */
 const pythonEnv = { ...process.env, PYTHONPATH: fileURLToPath(new URL('../.tools/pypkgs', import.meta.url)) }
 const hasPyzstd = spawnSync('python3', ['-c', 'import pyzstd'], { env: pythonEnv, stdio: 'ignore' }).status === 0
