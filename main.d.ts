@@ -232,7 +232,7 @@ export declare function compressSeekable(data: Input, options?: number | Seekabl
 export interface SeekableCompressStreamOptions extends Omit<SeekableCompressOptions, 'workers' | 'signal'> {}
 
 /** A Node Transform stream that writes a seekable file: frames cut every `frameSize` bytes of input or at `flush()`, then the seek table when it ends. */
-export declare class ZstdSeekableCompress extends Transform {
+export interface ZstdSeekableCompress extends Transform {
   /** Ends the current frame here (unless nothing was written since the last cut); the callback runs once it is out. */
   flush(callback?: (error?: Error | null) => void): void
 }

@@ -146,4 +146,4 @@ async function done(step, callback) {
   process.nextTick(callback)
 }
 
-module.exports = { done, Engine, FLUSH, STAGE_LIMIT }
+module.exports = { done, Engine, FLUSH }
