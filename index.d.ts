@@ -290,6 +290,9 @@ export interface Schedule {
   batchGroupBytes: number
 }
 
+/** The checksum a seek table lists for a frame of this `content`: the low 32 bits of its XXH64. */
+export declare function seekableChecksum(content: Uint8Array): number
+
 /**
  * The seek table `table` (a file's last bytes, as many as its footer announces), as
  * little-endian `f64`s: the frame count, whether the table has checksums (0 or 1), then the

@@ -852,6 +852,7 @@ module.exports.finalizeDictionaryAsync = nativeBinding.finalizeDictionaryAsync
 module.exports.Flush = nativeBinding.Flush
 module.exports.frameInfo = nativeBinding.frameInfo
 module.exports.poolStats = nativeBinding.poolStats
+module.exports.seekableChecksum = nativeBinding.seekableChecksum
 module.exports.seekTable = nativeBinding.seekTable
 module.exports.seekTableFrame = nativeBinding.seekTableFrame
 module.exports.seekTableLength = nativeBinding.seekTableLength

@@ -286,6 +286,25 @@ export declare function compressSeekableSync(data: Input, options?: number | See
 /** `compressSeekableSync` with the frames compressed in parallel on the libuv threadpool. */
 export declare function compressSeekable(data: Input, options?: number | SeekableCompressOptions): Promise<Buffer>
 
+export interface SeekableCompressStreamOptions extends Omit<SeekableCompressOptions, 'workers' | 'signal'> {}
+
+/** A Node Transform stream that writes a seekable file: frames cut every `frameSize` bytes of input or at `flush()`, then the seek table when it ends. */
+export interface ZstdSeekableCompress extends Transform {
+  /** Ends the current frame here (unless nothing was written since the last cut); the callback runs once it is out. */
+  flush(callback?: (error?: Error | null) => void): void
+}
+/** A Node Transform stream that writes a seekable file, compressing each frame as its input comes (memory bounded whatever `frameSize` is). Frames up to 1 MiB are what `compressSeekable` writes, byte for byte. */
+export declare function createSeekableCompressStream(
+  options?: SeekableCompressStreamOptions & StreamOptions,
+): ZstdSeekableCompress
+
+/** The Web form of `createSeekableCompressStream`: `readable.pipeThrough(new ZstdSeekableCompressionStream())`. Frames are cut at `frameSize` only. */
+export declare class ZstdSeekableCompressionStream {
+  constructor(options?: SeekableCompressStreamOptions)
+  readonly readable: ReadableStream<Uint8Array>
+  readonly writable: WritableStream<BufferSource | string>
+}
+
 /** Where a seekable file's bytes come from: its length, and a read of `length` bytes at `position`. */
 export interface SeekableSource {
   size: number
@@ -307,6 +326,8 @@ export interface SeekableReader {
   read(position: number, length: number): Promise<Buffer>
   /** The decompressed bytes from `start` to `end` (inclusive, as `fs.createReadStream`), a frame at a time. */
   createReadStream(options?: { start?: number; end?: number }): import('node:stream').Readable
+  /** The same bytes as a Web ReadableStream (named as `FileHandle.readableWebStream()`): a frame decoded per pull; `cancel()` stops the reading. */
+  readableWebStream(options?: { start?: number; end?: number }): ReadableStream<Uint8Array>
   /** Drops the decoded frames it keeps; later reads reject. The source stays open: it is the caller's. */
   close(): void
 }

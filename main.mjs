@@ -11,7 +11,7 @@ export const {
   MIN_LEVEL, MAX_LEVEL, DEFAULT_LEVEL, ZstdCompress, ZstdDecompress, createCompressStream,
   createDecompressStream, ZstdCompressionStream, ZstdDecompressionStream, compressMany,
   compressManySync, decompressMany, decompressManySync, frameInfo, compressSeekable,
-  compressSeekableSync, openSeekable,
+  compressSeekableSync, createSeekableCompressStream, openSeekable, ZstdSeekableCompressionStream,
 } = zstd
 
 export default zstd

@@ -9,9 +9,13 @@ const { Readable } = require('node:stream')
 
 const { binding } = require('./lib/binding.js')
 const { decompress } = require('./lib/calls.js')
+const { FLUSH } = require('./lib/engine.js')
 const { coded, invalidType } = require('./lib/errors.js')
-const { decompressOptions } = require('./lib/options.js')
+const { compressOptions, decompressOptions } = require('./lib/options.js')
 const { bytes } = require('./lib/primordials.js')
+const { ownMemory } = require('./lib/staging.js')
+const { SeekableWriter } = require('./lib/seekable-writer.js')
+const { split, webPair, ZstdTransform } = require('./lib/stream-sides.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { compressMany, compressManySync } = require('./many.js')
 const { frameInfo } = require('./frame.js')
@@ -111,6 +115,44 @@ async function compressSeekable(data, options) {
   const { frameSize, compressOptions } = writeOptions(options)
   const pieces = piecesOf(data, frameSize)
   return assemble(await compressMany(pieces, compressOptions), pieces)
+}
+
+/** What a seekable compress stream's sides drive: frames cut every `frameSize` bytes or at a
+ * flush, each streamed through a native session of its own (lib/seekable-writer.js). */
+function seekableEngine(options) {
+  const { frameSize, compressOptions: frameOptions } = writeOptions(options)
+  // Streams compress single-threaded: `workers` does not apply.
+  const { parameters, dictionary } = compressOptions(frameOptions, 'options')
+  return (deliver, onError) => new SeekableWriter({ parameters, dictionary, frameSize }, deliver, onError)
+}
+
+/** A Node Transform stream that writes a seekable file. */
+class ZstdSeekableCompress extends ZstdTransform {
+  constructor(options) {
+    super(options, seekableEngine)
+  }
+
+  /** Ends the current frame here (unless nothing came since the last cut), as node:zlib's
+   * flush(callback) takes it: what was written so far can be read back by a seekable reader once
+   * the table is written, and is decodable now. */
+  flush(callback) {
+    this.write(FLUSH, callback)
+  }
+}
+
+/** A Node Transform stream that writes a seekable file (see docs/seekable.md). */
+function createSeekableCompressStream(options) {
+  return new ZstdSeekableCompress(options)
+}
+
+/** The Web form of `createSeekableCompressStream`, as `ZstdCompressionStream` is of
+ * `createCompressStream`: `readable.pipeThrough(new ZstdSeekableCompressionStream())`. */
+class ZstdSeekableCompressionStream {
+  constructor(options) {
+    const { readable, writable } = webPair(seekableEngine(split(options)[1]))
+    this.readable = readable
+    this.writable = writable
+  }
 }
 
 /** A source as `{ size, read(position, length) }`: byte views are read in place, a
@@ -280,17 +322,21 @@ class SeekableReader {
 
   async #decodeWhole(frame) {
     const { encoded, listed } = await this.#encoded(frame)
+    const listedSum = this.#checksum(frame)
     // Read before the decode: the source may reuse its buffer once its read is done.
-    const checked = this.#checksum(frame) !== undefined && isOneFrameWithChecksum(encoded) ? checksumOf(encoded) : undefined
-    const content =
-      encoded.length === 0
-        ? Buffer.alloc(0)
-        : await decompress(encoded, { ...this.#decoding, maxOutputLength: Math.max(1, listed) }).catch((error) => {
-            throw error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error
-          })
+    const ownSum = listedSum !== undefined && isOneFrameWithChecksum(encoded) ? checksumOf(encoded) : undefined
+    const empty = encoded.length === 0
+    const content = empty
+      ? Buffer.alloc(0)
+      : await decompress(encoded, { ...this.#decoding, maxOutputLength: Math.max(1, listed) }).catch((error) => {
+          throw error?.code === 'ERR_BUFFER_TOO_LARGE' ? notAsListed(frame, 'more', listed) : error
+        })
     if (content.length !== listed) throw notAsListed(frame, `${content.length}`, listed)
-    // libzstd checked the content against the frame's own checksum; the table's must be that one.
-    if (checked !== undefined && checked !== this.#checksum(frame)) {
+    // libzstd checked the content against the frame's own checksum, and the table's must be that
+    // one; a frame without one (as zstd's own seekable writer makes them) is hashed here. An
+    // entry of no bytes has no content to check.
+    const checked = ownSum ?? (listedSum !== undefined && !empty ? binding.seekableChecksum(ownMemory(content)) : undefined)
+    if (checked !== undefined && checked !== listedSum) {
       throw coded(
         new Error(`zstd-pool: frame ${frame} does not match the checksum its seek table lists`),
         'ERR_ZSTD_SEEKABLE_CHECKSUM',
@@ -374,34 +420,61 @@ class SeekableReader {
     return Buffer.concat(pieces)
   }
 
-  /** A Node Readable of the decompressed bytes `start` to `end` (inclusive, as fs.createReadStream
-   * takes them), decoded a frame at a time. */
-  createReadStream(options) {
+  /** The bytes `first` to `last` (inclusive) as chunks, decoded a frame at a time. */
+  async *#rangeChunks(first, last) {
+    let at = first
+    while (at <= last && at < this.size) {
+      const frame = this.#frameAt(at)
+      const offset = this.#decompressedOffset(frame)
+      const frameEnd = this.#decompressedOffset(frame + 1)
+      const to = Math.min(frameEnd, last + 1)
+      if (frameEnd - offset > WHOLE_FRAME_LIMIT) {
+        // A large frame, as it is decoded.
+        this.#checkOpen()
+        for await (const chunk of this.#partChunks(frame, at - offset, to - offset)) yield Buffer.from(chunk)
+      } else {
+        yield await this.read(at, to - at)
+      }
+      at = to
+    }
+  }
+
+  /** `{ start, end }` as fs.createReadStream takes them (`end` inclusive), checked. */
+  #range(options) {
     this.#checkOpen()
     const { start = 0, end = Number.POSITIVE_INFINITY } = optionsObject(options, 'options', 'an object of stream options') ?? {}
     const first = integer(start, 'options.start', 0, Number.MAX_SAFE_INTEGER)
     const last =
       end === Number.POSITIVE_INFINITY ? Math.max(first, this.size) : integer(end, 'options.end', first, Number.MAX_SAFE_INTEGER)
-    const reader = this
-    return Readable.from(
-      (async function* frames() {
-        let at = first
-        while (at <= last && at < reader.size) {
-          const frame = reader.#frameAt(at)
-          const offset = reader.#decompressedOffset(frame)
-          const frameEnd = reader.#decompressedOffset(frame + 1)
-          const to = Math.min(frameEnd, last + 1)
-          if (frameEnd - offset > WHOLE_FRAME_LIMIT) {
-            // A large frame, as it is decoded.
-            reader.#checkOpen()
-            for await (const chunk of reader.#partChunks(frame, at - offset, to - offset)) yield Buffer.from(chunk)
-          } else {
-            yield await reader.read(at, to - at)
-          }
-          at = to
-        }
-      })(),
-      { objectMode: false },
+    return [first, last]
+  }
+
+  /** A Node Readable of the decompressed bytes `start` to `end` (inclusive, as fs.createReadStream
+   * takes them), decoded a frame at a time. */
+  createReadStream(options) {
+    return Readable.from(this.#rangeChunks(...this.#range(options)), { objectMode: false })
+  }
+
+  /** The Web form of `createReadStream`, named as `FileHandle.readableWebStream()` is: a
+   * ReadableStream of the same bytes, each chunk decoded when the reader pulls (none ahead of it);
+   * cancel() stops the reading and decoding once the chunk under way is done. */
+  readableWebStream(options) {
+    const chunks = this.#rangeChunks(...this.#range(options))
+    let cancelled = false
+    return new ReadableStream(
+      {
+        pull: async (controller) => {
+          const { value, done } = await chunks.next()
+          if (cancelled) return
+          if (done) controller.close()
+          else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.length))
+        },
+        cancel: async () => {
+          cancelled = true
+          await chunks.return()
+        },
+      },
+      { highWaterMark: 0 },
     )
   }
 
@@ -413,4 +486,10 @@ class SeekableReader {
   }
 }
 
-module.exports = { compressSeekable, compressSeekableSync, openSeekable }
+module.exports = {
+  compressSeekable,
+  compressSeekableSync,
+  createSeekableCompressStream,
+  openSeekable,
+  ZstdSeekableCompressionStream,
+}

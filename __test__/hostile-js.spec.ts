@@ -329,6 +329,7 @@ describe('the package', () => {
         'configurePool',
         'createCompressStream',
         'createDecompressStream',
+        'createSeekableCompressStream',
         'decompress',
         'decompressMany',
         'decompressManySync',
@@ -349,6 +350,7 @@ describe('the package', () => {
         'ZstdCompressionStream',
         'ZstdDecompress',
         'ZstdDecompressionStream',
+        'ZstdSeekableCompressionStream',
       ].sort(),
     )
   })

@@ -5,12 +5,21 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
-import { compressSeekable, compressSeekableSync, frameInfo, openSeekable } from 'zstd-pool'
-import { corpus, skipWithoutZstdCli, zstdPiped } from './helpers'
+import {
+  compressSeekable,
+  compressSeekableSync,
+  createSeekableCompressStream,
+  frameInfo,
+  openSeekable,
+  poolStats,
+  ZstdSeekableCompressionStream,
+} from 'zstd-pool'
+import { corpus, skipWithoutZstdCli, through, zstdPiped } from './helpers'
 
 const data = Buffer.concat(corpus.map((file) => file.data))
 
@@ -222,6 +231,280 @@ describe('compressSeekable and openSeekable', () => {
   })
 })
 
+/** `stream.flush()` as a Promise. */
+const flushed = (stream: { flush(callback: (error?: Error | null) => void): void }) =>
+  new Promise<void>((resolve, reject) => stream.flush((error) => (error ? reject(error) : resolve())))
+
+/** Random bytes from a seed: incompressible, so that output is as large as input. */
+function noise(length: number, seed: number) {
+  const next = positions(seed)
+  const out = Buffer.allocUnsafe(length)
+  for (let i = 0; i < length; i += 4) out.writeUInt32LE((next(0x7fffffff) ^ (next(0x7fffffff) << 1)) >>> 0, i)
+  return out
+}
+
+describe('createSeekableCompressStream and ZstdSeekableCompressionStream', () => {
+  it('write what compressSeekable writes for the same cuts, whatever the chunks', async () => {
+    for (const frameSize of [1000, 65_536, 1 << 20]) {
+      const expected = compressSeekableSync(data, { frameSize })
+      for (const chunk of [1, 4093, 1 << 20, data.length]) {
+        if (chunk === 1 && frameSize !== 1000) continue
+        const input = chunk === 1 ? data.subarray(0, 50_000) : data
+        const want = chunk === 1 ? compressSeekableSync(input, { frameSize }) : expected
+        const file = await through(createSeekableCompressStream({ frameSize }), input, chunk)
+        expect(file.equals(want), `frameSize ${frameSize}, chunks of ${chunk}`).toBe(true)
+      }
+    }
+    // Frames over 1 MiB are compressed as they come (their headers record no size): the same
+    // cuts and table, and the same bytes read back.
+    const large = await through(createSeekableCompressStream({ frameSize: 3 << 20, level: 1 }), data, 100_000)
+    const reader = await openSeekable(large)
+    expect(reader.frameCount).toBe(Math.ceil(data.length / (3 << 20)))
+    expect((await reader.read(0, data.length)).equals(data)).toBe(true)
+    expect(frameInfo(large).frames.every((frame) => frame.skippable || frame.checksum)).toBe(true)
+    // Options as compressSeekable takes them: no checksum, then none in the table.
+    const unchecked = await through(createSeekableCompressStream({ frameSize: 50_000, checksum: false, level: 5 }), data, 7777)
+    expect(unchecked.equals(compressSeekableSync(data, { frameSize: 50_000, checksum: false, level: 5 }))).toBe(true)
+  })
+
+  it('cut a frame at flush(), and not when nothing came since the last cut; an empty stream is an empty seekable file', async () => {
+    const stream = createSeekableCompressStream()
+    const out = buffer(stream)
+    await flushed(stream)
+    stream.write('first,')
+    await flushed(stream)
+    await flushed(stream)
+    stream.write('second,')
+    stream.write('still second,')
+    await flushed(stream)
+    stream.end('third')
+    const file = await out
+    const reader = await openSeekable(file)
+    expect(reader.frameCount).toBe(3)
+    expect((await reader.read(0, 100)).toString()).toBe('first,second,still second,third')
+    expect((await reader.read(6, 7)).toString()).toBe('second,')
+    // Each frame is whole once its flush() calls back: decodable, and its table entry known.
+    expect(
+      frameInfo(file)
+        .frames.map((frame) => frame.contentSize)
+        .slice(0, -1),
+    ).toEqual([6, 20, 5])
+    const empty = createSeekableCompressStream()
+    const emptyOut = buffer(empty)
+    empty.end()
+    expect((await emptyOut).equals(compressSeekableSync(Buffer.alloc(0)))).toBe(true)
+    expect((await openSeekable(await emptyOut)).size).toBe(0)
+    // Cuts at flush() and at frameSize together.
+    const mixed = createSeekableCompressStream({ frameSize: 10 })
+    const mixedOut = buffer(mixed)
+    mixed.write('0123456')
+    await flushed(mixed)
+    mixed.end('0123456789abcdefghij-')
+    const mixedReader = await openSeekable(await mixedOut)
+    expect(mixedReader.frameCount).toBe(4)
+    expect((await mixedReader.read(0, 100)).toString()).toBe('01234560123456789abcdefghij-')
+  })
+
+  it('the Web form writes the same file, and cannot be given anything but bytes', async () => {
+    const web = new ZstdSeekableCompressionStream({ frameSize: 30_000 })
+    const file = Buffer.from(await new Response(new Blob([data]).stream().pipeThrough(web)).arrayBuffer())
+    expect(file.equals(compressSeekableSync(data, { frameSize: 30_000 }))).toBe(true)
+    const empty = new ZstdSeekableCompressionStream()
+    const emptyFile = new Response(empty.readable).arrayBuffer()
+    await empty.writable.close()
+    expect(Buffer.from(await emptyFile).equals(compressSeekableSync(Buffer.alloc(0)))).toBe(true)
+    const wrong = new ZstdSeekableCompressionStream()
+    const writer = wrong.writable.getWriter()
+    await expect(writer.write(42 as never)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+    await expect(wrong.readable.getReader().read()).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+  })
+
+  it('list what they were given: a chunk whose buffer is taken while a frame ends gives a valid file without its rest', async () => {
+    const web = new ZstdSeekableCompressionStream({ frameSize: 1000 })
+    const file = new Response(web.readable).arrayBuffer()
+    const writer = web.writable.getWriter()
+    const memory = new ArrayBuffer(10_000)
+    new Uint8Array(memory).fill(65)
+    const written = writer.write(new Uint8Array(memory))
+    // The first frame is in; the write waits for its end before the next.
+    await Promise.resolve()
+    structuredClone(memory, { transfer: [memory] })
+    await written
+    await writer.write(Buffer.from('BB'))
+    await writer.close()
+    const reader = await openSeekable(await file)
+    expect(reader.frameCount).toBe(2)
+    expect((await reader.read(0, 2000)).equals(Buffer.concat([Buffer.alloc(1000, 65), Buffer.from('BB')]))).toBe(true)
+  })
+
+  it('check their options as compressSeekable does, with coded errors', () => {
+    for (const make of [
+      (options: object) => createSeekableCompressStream(options),
+      (options: object) => new ZstdSeekableCompressionStream(options),
+    ]) {
+      expect(() => make({ frameSize: 0 })).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+      expect(() => make({ frameSize: 2 ** 30 + 1 })).toThrow(RangeError)
+      expect(() => make({ prefix: data })).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }))
+      expect(() => make({ level: 'high' })).toThrow(TypeError)
+      expect(() => make(42 as never)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }))
+    }
+  })
+
+  it("destroyed mid-stream, free their frame's session and write nothing more", async () => {
+    const inUse = () => poolStats().compressors.inUse
+    const before = inUse()
+    for (const at of [0, 1, 10]) {
+      const stream = createSeekableCompressStream({ frameSize: 1 << 20 })
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk) => chunks.push(chunk))
+      for (let i = 0; i < at; i++) stream.write(data.subarray(i * 300_000, (i + 1) * 300_000))
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      stream.destroy()
+      await new Promise((resolve) => stream.on('close', resolve))
+      expect(() => stream.write('more')).not.toThrow()
+    }
+    const web = new ZstdSeekableCompressionStream()
+    const writer = web.writable.getWriter()
+    await writer.write(data.subarray(0, 500_000))
+    await writer.abort(new Error('gone'))
+    await expect(web.readable.getReader().read()).rejects.toThrow('gone')
+    // A step under way frees its context when it ends.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(inUse()).toBe(before)
+  })
+
+  it('honour backpressure: a reader that does not read keeps the writer waiting, whatever frameSize is', async () => {
+    for (const frameSize of [1 << 20, 2 ** 30]) {
+      let pulled = 0
+      const source = Readable.from(
+        (function* () {
+          for (let i = 0; i < 1024; i++) {
+            pulled += 1 << 16
+            yield noise(1 << 16, i)
+          }
+        })(),
+      )
+      const stream = createSeekableCompressStream({ frameSize, level: 1 })
+      source.pipe(stream)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The stream's buffers, the engine's stage (1 MiB) and a step's output: not 64 MiB.
+      expect(pulled, `frameSize ${frameSize}`).toBeLessThan(8 << 20)
+      source.destroy()
+      stream.destroy()
+    }
+  })
+
+  it('stream 256 MiB into one frame with memory bounded (the frame is not buffered)', async () => {
+    const unit = noise(1 << 20, 9)
+    const before = process.memoryUsage().rss
+    let peak = before
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20)
+    let compressed = 0
+    let tail = Buffer.alloc(0)
+    const stream = createSeekableCompressStream({ frameSize: 2 ** 30, level: 1 })
+    stream.on('data', (chunk: Buffer) => {
+      compressed += chunk.length
+      tail = Buffer.concat([tail, chunk]).subarray(-64)
+    })
+    const ended = new Promise((resolve) => stream.on('end', resolve))
+    for (let i = 0; i < 256; i++) if (!stream.write(unit)) await new Promise((resolve) => stream.once('drain', resolve))
+    stream.end()
+    await ended
+    clearInterval(sampler)
+    expect(peak - before).toBeLessThan(96 << 20)
+    // The table lists one frame of 256 MiB.
+    const table = tail.subarray(-(8 + 12 + 9))
+    expect(table.readUInt32LE(0)).toBe(0x184d2a5e)
+    expect(table.readUInt32LE(12)).toBe(256 << 20)
+    expect(table.readUInt32LE(8) + table.length).toBe(compressed)
+  }, 60_000)
+
+  it.skipIf(skipWithoutZstdCli)('writes streams the zstd tool decompresses whole', async () => {
+    const stream = createSeekableCompressStream({ frameSize: 100_000 })
+    const out = buffer(stream)
+    stream.write(data.subarray(0, 123_456))
+    await flushed(stream)
+    stream.end(data.subarray(123_456))
+    expect(zstdPiped(['-d', '-c'], await out).equals(data)).toBe(true)
+  })
+})
+
+describe("a reader's readableWebStream", () => {
+  it('gives the bytes createReadStream gives, and cancel() stops reading', async () => {
+    const file = compressSeekableSync(data, { frameSize: 50_000 })
+    const source = counting(file)
+    const reader = await openSeekable(source)
+    const web = reader.readableWebStream({ start: 12_345, end: 999_999 })
+    expect(Buffer.from(await new Response(web).arrayBuffer()).equals(data.subarray(12_345, 1_000_000))).toBe(true)
+    const whole = Buffer.from(await new Response(reader.readableWebStream()).arrayBuffer())
+    expect(whole.equals(data)).toBe(true)
+    expect(Buffer.from(await new Response(reader.readableWebStream({ start: data.length })).arrayBuffer()).length).toBe(0)
+    const uncached = await openSeekable(source, { cacheFrames: 0 })
+    source.reads = 0
+    const stream = uncached.readableWebStream()
+    const chunks = stream.getReader()
+    await chunks.read()
+    await chunks.read()
+    await chunks.cancel()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // Two frames, and nothing read ahead of the reader or after the cancel.
+    expect(source.reads).toBe(2)
+    expect(() => reader.readableWebStream({ start: 10, end: 5 })).toThrow(expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }))
+    reader.close()
+    expect(() => reader.readableWebStream()).toThrow(expect.objectContaining({ code: 'ERR_INVALID_STATE' }))
+  })
+})
+
+describe("the seek table's checksums", () => {
+  /** `frames` with a table listing `checksums` (the layout zstd's own seekable writer makes:
+   * frames without a checksum of their own, checksums in the table). */
+  function withChecksums(file: Buffer, checksums: number[]) {
+    const frames = frameInfo(file).frames.slice(0, -1)
+    const body = file.subarray(
+      0,
+      frames.reduce((sum, frame) => sum + frame.compressedSize, 0),
+    )
+    const table = Buffer.alloc(8 + frames.length * 12 + 9)
+    table.writeUInt32LE(0x184d2a5e, 0)
+    table.writeUInt32LE(table.length - 8, 4)
+    frames.forEach((frame, i) => {
+      table.writeUInt32LE(frame.compressedSize, 8 + i * 12)
+      table.writeUInt32LE(frame.contentSize ?? 0, 12 + i * 12)
+      table.writeUInt32LE(checksums[i], 16 + i * 12)
+    })
+    table.writeUInt32LE(frames.length, table.length - 9)
+    table[table.length - 5] = 0x80
+    table.writeUInt32LE(0x8f92eab1, table.length - 4)
+    return Buffer.concat([body, table])
+  }
+
+  it('are checked for frames without a checksum of their own', async () => {
+    const part = data.subarray(0, 200_000)
+    const checked = compressSeekableSync(part, { frameSize: 50_000 })
+    // Each frame's own checksum: its last 4 bytes.
+    let end = 0
+    const sums = frameInfo(checked)
+      .frames.slice(0, -1)
+      .map((frame) => {
+        end += frame.compressedSize
+        return checked.readUInt32LE(end - 4)
+      })
+    const bare = compressSeekableSync(part, { frameSize: 50_000, checksum: false })
+    // No checksum asked for, none listed (as pyzstd writes its tables).
+    expect(bare[bare.length - 5]).toBe(0)
+    const good = await openSeekable(withChecksums(bare, sums))
+    expect((await good.read(0, part.length)).equals(part)).toBe(true)
+    const wrong = await openSeekable(
+      withChecksums(
+        bare,
+        sums.map((sum, i) => (i === 2 ? (sum ^ 1) >>> 0 : sum)),
+      ),
+    )
+    expect((await wrong.read(0, 50_000)).equals(part.subarray(0, 50_000))).toBe(true)
+    await expect(wrong.read(100_000, 10)).rejects.toMatchObject({ code: 'ERR_ZSTD_SEEKABLE_CHECKSUM' })
+  })
+})
+
 /** Python's environment with pyzstd, which .ci/run installs (pinned) into .tools/pypkgs. */
 const pythonEnv = { ...process.env, PYTHONPATH: fileURLToPath(new URL('../.tools/pypkgs', import.meta.url)) }
 const hasPyzstd = spawnSync('python3', ['-c', 'import pyzstd'], { env: pythonEnv, stdio: 'ignore' }).status === 0
@@ -253,6 +536,22 @@ describe.skipIf(!hasPyzstd && !process.env.CI)("against pyzstd's SeekableZstdFil
     } finally {
       await handle.close()
     }
+  })
+
+  it("reads the stream's output at random ranges", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zstd-pool-pyzstd-'))
+    const stream = createSeekableCompressStream({ frameSize: 70_000 })
+    const out = buffer(stream)
+    stream.write(data.subarray(0, 1_000_000))
+    await flushed(stream)
+    stream.end(data.subarray(1_000_000))
+    writeFileSync(join(dir, 'data.zst'), await out)
+    const next = positions(11)
+    const ranges = Array.from({ length: 50 }, () => [next(data.length), 1 + next(20_000)])
+    const script =
+      'import sys, json, pyzstd\nf = pyzstd.SeekableZstdFile(sys.argv[1], "r")\nfor p, n in json.loads(sys.argv[2]):\n  f.seek(p); sys.stdout.buffer.write(f.read(n))'
+    const read = run(script, join(dir, 'data.zst'), JSON.stringify(ranges))
+    expect(read.equals(Buffer.concat(ranges.map(([p, n]) => data.subarray(p, p + n))))).toBe(true)
   })
 
   it('writes what pyzstd reads, at random ranges', () => {

@@ -39,12 +39,17 @@ class Engine {
   #running = null // the steps under way, as one Promise that never rejects
   #room = null // a writer waiting for the stage to drain: { resolve, reject }
   #closed = null // why the stream went, once it has
+  #holding
 
-  constructor(session, decoding, deliver, onError) {
+  /** `holding`: no step runs until more than `STAGE_LIMIT` is staged (or the end), so that input
+   * of at most that much is compressed in one step at the end: as one call compresses it, its
+   * size in the frame header (a seekable file's frames, lib/seekable-writer.js). */
+  constructor(session, decoding, deliver, onError, holding = false) {
     this.#session = session
     this.#decoding = decoding
     this.#deliver = deliver
     this.#onError = onError
+    this.#holding = holding
   }
 
   /** Takes a chunk (copied before this returns): undefined when the stream can take more at
@@ -53,7 +58,7 @@ class Engine {
     if (this.#closed) throw this.#closed.reason
     // The count comes from the native side: a chunk's own `length` may say anything.
     this.#staged = this.#session.append(ownMemory(chunk))
-    if (!this.#running && this.#staged > 0) this.#running = this.#pump()
+    if (!this.#running && this.#staged > (this.#holding ? STAGE_LIMIT : 0)) this.#running = this.#pump()
     if (this.#staged <= STAGE_LIMIT) return undefined
     return new Promise((resolve, reject) => {
       this.#room = { resolve, reject }

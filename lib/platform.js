@@ -7,6 +7,7 @@
 const { Buffer, constants: bufferConstants } = require('node:buffer')
 const events = require('node:events')
 const os = require('node:os')
+const { Transform } = require('node:stream')
 const { types } = require('node:util')
 const { markAsUntransferable } = require('node:worker_threads')
 
@@ -112,6 +113,8 @@ module.exports = {
   parallelism,
   slabsShareable,
   threadpoolSize,
+  /** Node's Transform stream, which the stream faces' Node side extends (lib/stream-sides.js). */
+  Transform,
   /** Brand checks (isUint8Array, isPromise, …), which work across realms and cannot be faked. */
   types,
   utf8,

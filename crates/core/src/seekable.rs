@@ -155,6 +155,12 @@ pub fn read_table(table: &[u8], footer: Footer, file_len: u64) -> Result<SeekTab
   Ok(SeekTable { compressed, decompressed, checksums })
 }
 
+/// What a seek table lists as a frame's checksum: the low 32 bits of the XXH64 (seed 0) of its
+/// content, the value a zstd frame's own checksum holds.
+pub fn content_checksum(content: &[u8]) -> u32 {
+  xxhash_rust::xxh64::xxh64(content, 0) as u32
+}
+
 /// One frame as a table lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
@@ -221,6 +227,20 @@ mod tests {
     }
     let empty = read(&file_of(&[], false)).unwrap();
     assert_eq!((empty.frame_count(), empty.size()), (0, 0));
+  }
+
+  #[test]
+  fn content_checksums_are_what_zstd_frames_end_with() {
+    for content in [&b""[..], b"a", &[7u8; 100_000]] {
+      let frame = zstd::bulk::Compressor::new(3)
+        .and_then(|mut compressor| {
+          compressor.include_checksum(true)?;
+          compressor.compress(content)
+        })
+        .unwrap();
+      let own = u32::from_le_bytes(frame[frame.len() - 4..].try_into().unwrap());
+      assert_eq!(content_checksum(content), own);
+    }
   }
 
   #[test]
