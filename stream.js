@@ -36,10 +36,10 @@ function noPrefix() {
 }
 
 function decompressEngine(options) {
-  const { maxOutputLength, windowLogMax, dictionary, prefix } = decompressOptions(options)
+  const { maxOutputLength, windowLogMax, dictionary, dictionaries, prefix } = decompressOptions(options)
   if (prefix !== undefined) throw noPrefix()
   return (deliver, onError) =>
-    new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary), true, deliver, onError)
+    new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary, dictionaries), true, deliver, onError)
 }
 
 /** Node's side of the engine: outputs are pushed, and wait for `_read` when the reader is full. */

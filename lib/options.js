@@ -3,9 +3,9 @@
 // property is read once, in a fixed order, and checked, before any view of an input is taken.
 
 const { INPUT_TYPES, MAX_LENGTH } = require('#platform')
-const { capabilities } = require('./binding.js')
+const { binding, capabilities } = require('./binding.js')
 const { preparedOf } = require('./dictionary.js')
-const { incompatible, invalidParam, invalidType } = require('./errors.js')
+const { incompatible, invalidParam, invalidType, invalidValue, outOfRange } = require('./errors.js')
 const {
   DEFAULT_LEVEL,
   KEPT_FROM_LEVEL,
@@ -29,6 +29,48 @@ function dictionary(value) {
   return prepared
 }
 
+/** The most dictionaries `dictionaries` takes (the native set's bound, crates/core/src/dict_set.rs). */
+const MAX_DICTIONARIES = 1024
+
+/**
+ * The dictionaries option of decompression: an array of Dictionary, which frames choose from by
+ * the dictionary ID they record. Its length is read once, then each element once, into a copy
+ * (an array's getters or a Proxy run then, and never again); the native set made of them holds
+ * each dictionary for the calls and streams given it. An empty array is no dictionary at all.
+ */
+function dictionaries(value) {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value)) throw invalidType('options.dictionaries', 'an instance of Array', value)
+  const length = value.length
+  if (length > MAX_DICTIONARIES) throw outOfRange('options.dictionaries.length', `<= ${MAX_DICTIONARIES}`, length)
+  if (length === 0) return undefined
+  const natives = []
+  const indexOfId = new Map()
+  for (let i = 0; i < length; i++) {
+    const element = value[i]
+    const native = preparedOf(element)
+    const name = `options.dictionaries[${i}]`
+    if (native === undefined) throw invalidType(name, 'an instance of Dictionary', element)
+    // The native object's ID: a Dictionary's own getter could be overridden by a subclass.
+    const id = native.id
+    if (id === 0)
+      throw invalidValue(
+        name,
+        'a dictionary with an ID (raw content has none to be chosen by: pass it as options.dictionary)',
+        element,
+      )
+    if (indexOfId.has(id))
+      throw invalidValue(
+        name,
+        `a dictionary of its own ID (options.dictionaries[${indexOfId.get(id)}] has ID ${id} too)`,
+        element,
+      )
+    indexOfId.set(id, i)
+    natives.push(native)
+  }
+  return new binding.PreparedDictionarySet(natives)
+}
+
 const PREFIX_TYPES = INPUT_TYPES.replace('an instance of ', 'an instance of Prefix, ')
 
 /** The prefix option as given (a Prefix, or bytes), its type checked: its view is taken by
@@ -44,8 +86,9 @@ function prefix(value) {
  * is taken here: call it right before the native call, after anything that can run the caller's
  * code. */
 function referenceOf(settings) {
-  const { dictionary, prefix } = settings
+  const { dictionary, dictionaries, prefix } = settings
   if (dictionary !== undefined) return dictionary
+  if (dictionaries !== undefined) return dictionaries
   if (prefix === undefined) return undefined
   return preparedPrefixOf(prefix) ?? bytes(prefix, 'options.prefix')
 }
@@ -114,6 +157,7 @@ const DECOMPRESS_DEFAULTS = Object.freeze({
   maxOutputLength: MAX_LENGTH,
   windowLogMax: capabilities.defaultWindowLogMax,
   dictionary: undefined,
+  dictionaries: undefined,
   signal: undefined,
   prefix: undefined,
 })
@@ -130,6 +174,7 @@ function decompressOptions(options) {
     maxOutputLength,
     windowLogMax: windowLogMaxValue,
     dictionary: dictionaryValue,
+    dictionaries: dictionariesValue,
     signal: signalValue,
     prefix: prefixValue,
     params,
@@ -147,9 +192,14 @@ function decompressOptions(options) {
   }
   if (windowLogMaxValue !== undefined) settings.windowLogMax = windowLogMax(windowLogMaxValue, 'options.windowLogMax')
   settings.dictionary = dictionary(dictionaryValue)
+  // Checked before the array is read: a call refused anyway runs none of its getters.
+  if (dictionariesValue !== undefined && settings.dictionary !== undefined) throw incompatible('dictionaries', 'dictionary')
+  if (prefixValue !== undefined && dictionariesValue !== undefined) throw incompatible('prefix', 'dictionaries')
   settings.signal = signal(signalValue)
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   settings.prefix = prefix(prefixValue)
+  // Last: the native set is made once nothing else can fail.
+  settings.dictionaries = dictionaries(dictionariesValue)
   return settings
 }
 
