@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 
 import {
   compress,
+  compressSeekableSync,
   compressSync,
   createCompressStream,
   createDecompressStream,
@@ -16,6 +17,7 @@ import {
   decompressMany,
   decompressManySync,
   decompressSync,
+  openSeekable,
   Prefix,
   trainDictionary,
   ZstdDecompressionStream,
@@ -321,6 +323,18 @@ describe('the dictionaries option: each frame decoded with the dictionary its ID
     })
     expect((await decompress(frame, { dictionaries: proxy })).equals(a)).toBe(true)
     expect(traps).toEqual(['length', '0', '1'])
+  })
+
+  it('decode the frames of a seekable file, with the dictionaries as they were when it was opened', async () => {
+    const content = Buffer.concat(heldOut.slice(0, 40))
+    const file = compressSeekableSync(content, { dictionary: other, frameSize: 1024 })
+    const dictionaries = [dictionary, other]
+    const reader = await openSeekable(file, { dictionaries })
+    dictionaries.length = 0
+    expect(Buffer.from(await reader.read(1000, 3000)).equals(content.subarray(1000, 4000))).toBe(true)
+    await expect((await openSeekable(file, { dictionaries: [third] })).read(0, 10)).rejects.toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_dictionary_wrong', message: expect.stringContaining(`${other.id}, which`) }),
+    )
   })
 
   it('keep dictionaries disposed after the option was read; refuse one disposed before', async () => {

@@ -38,7 +38,7 @@ const MAX_DICTIONARIES = 1024
  * (an array's getters or a Proxy run then, and never again); the native set made of them holds
  * each dictionary for the calls and streams given it. An empty array is no dictionary at all.
  */
-function dictionaries(value) {
+function dictionaries(value, copies) {
   if (value === undefined) return undefined
   if (!Array.isArray(value)) throw invalidType('options.dictionaries', 'an instance of Array', value)
   const length = value.length
@@ -67,6 +67,7 @@ function dictionaries(value) {
       )
     indexOfId.set(id, i)
     natives.push(native)
+    copies.push(element)
   }
   return new binding.PreparedDictionarySet(natives)
 }
@@ -158,6 +159,9 @@ const DECOMPRESS_DEFAULTS = Object.freeze({
   windowLogMax: capabilities.defaultWindowLogMax,
   dictionary: undefined,
   dictionaries: undefined,
+  // The Dictionaries of `dictionaries` as read, for seekable.js, whose frames are decoded by calls
+  // of their own: they take this copy, not the caller's array.
+  dictionaryList: undefined,
   signal: undefined,
   prefix: undefined,
 })
@@ -199,7 +203,9 @@ function decompressOptions(options) {
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   settings.prefix = prefix(prefixValue)
   // Last: the native set is made once nothing else can fail.
-  settings.dictionaries = dictionaries(dictionariesValue)
+  const copies = []
+  settings.dictionaries = dictionaries(dictionariesValue, copies)
+  if (settings.dictionaries !== undefined) settings.dictionaryList = Object.freeze(copies)
   return settings
 }
 
