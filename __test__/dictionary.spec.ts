@@ -337,6 +337,25 @@ describe('the dictionaries option: each frame decoded with the dictionary its ID
     )
   })
 
+  it('reuse the set made for an array while it holds the same dictionaries, and none disposed since', () => {
+    const disposable = new Dictionary(trainDictionary(training, { size: 8192 }))
+    const frames = Buffer.concat([compressSync(a, { dictionary: disposable }), compressSync(b, { dictionary: other })])
+    const kept = [third, other]
+    expect(() => decompressSync(frames, { dictionaries: kept })).toThrowError(wrong(disposable.id))
+    kept[0] = disposable
+    expect(decompressSync(frames, { dictionaries: kept }).equals(Buffer.concat([a, b]))).toBe(true)
+    expect(decompressSync(frames, { dictionaries: kept }).equals(Buffer.concat([a, b]))).toBe(true)
+    kept.pop()
+    expect(() => decompressSync(frames, { dictionaries: kept })).toThrowError(
+      expect.objectContaining({ message: expect.stringContaining(`needs dictionary ${other.id}`) }),
+    )
+    kept.push(other)
+    disposable[Symbol.dispose]()
+    expect(() => decompressSync(frames, { dictionaries: kept })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_STATE' }),
+    )
+  })
+
   it('keep dictionaries disposed after the option was read; refuse one disposed before', async () => {
     const disposable = new Dictionary(trainDictionary(training, { size: 8192 }))
     const frames = Buffer.concat([compressSync(a, { dictionary: disposable }), compressSync(b, { dictionary: other })])

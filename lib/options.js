@@ -16,6 +16,7 @@ const {
   tuneNamed,
   workers,
 } = require('./parameters.js')
+const { disposalCount } = require('./prepared.js')
 const { preparedPrefixOf } = require('./prefix.js')
 const { bytes, isBinary } = require('./primordials.js')
 const { boolean, integer, optionsObject, signal } = require('./validate.js')
@@ -32,9 +33,16 @@ function dictionary(value) {
 /** The most dictionaries `dictionaries` takes (the native set's bound, crates/core/src/dict_set.rs). */
 const MAX_DICTIONARIES = 1024
 
+/** The native set made for an array given as `dictionaries`, and what it held then, by array: a
+ * call given the same array, holding the same dictionaries, takes the same set (making one costs
+ * more than decoding a small frame). Emptied whenever a Dictionary or Prefix is disposed, so that
+ * a disposed one fails later calls as it does alone. A set lives as long as its array. */
+let setsByArray = new WeakMap()
+let disposalsSeen = 0
+
 /**
  * The dictionaries option of decompression: an array of Dictionary, which frames choose from by
- * the dictionary ID they record. Its length is read once, then each element once, into a copy
+ * the dictionary ID they record. Its length is read once, then each element once, into `copies`
  * (an array's getters or a Proxy run then, and never again); the native set made of them holds
  * each dictionary for the calls and streams given it. An empty array is no dictionary at all.
  */
@@ -45,31 +53,47 @@ function dictionaries(value, copies) {
   if (length > MAX_DICTIONARIES) throw outOfRange('options.dictionaries.length', `<= ${MAX_DICTIONARIES}`, length)
   if (length === 0) return undefined
   const natives = []
-  const indexOfId = new Map()
   for (let i = 0; i < length; i++) {
     const element = value[i]
     const native = preparedOf(element)
-    const name = `options.dictionaries[${i}]`
-    if (native === undefined) throw invalidType(name, 'an instance of Dictionary', element)
-    // The native object's ID: a Dictionary's own getter could be overridden by a subclass.
-    const id = native.id
-    if (id === 0)
-      throw invalidValue(
-        name,
-        'a dictionary with an ID (raw content has none to be chosen by: pass it as options.dictionary)',
-        element,
-      )
-    if (indexOfId.has(id))
-      throw invalidValue(
-        name,
-        `a dictionary of its own ID (options.dictionaries[${indexOfId.get(id)}] has ID ${id} too)`,
-        element,
-      )
-    indexOfId.set(id, i)
+    if (native === undefined) throw invalidType(`options.dictionaries[${i}]`, 'an instance of Dictionary', element)
     natives.push(native)
     copies.push(element)
   }
-  return new binding.PreparedDictionarySet(natives)
+  if (disposalsSeen !== disposalCount()) {
+    setsByArray = new WeakMap()
+    disposalsSeen = disposalCount()
+  }
+  const kept = setsByArray.get(value)
+  if (kept !== undefined && sameElements(kept.natives, natives)) return kept.set
+  checkIds(natives, copies)
+  const set = new binding.PreparedDictionarySet(natives)
+  setsByArray.set(value, { natives, set })
+  return set
+}
+
+function sameElements(a, b) {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** Each dictionary of a set needs an ID of its own for frames to name it by. The IDs are the
+ * native objects': a Dictionary's own getter could be overridden by a subclass. */
+function checkIds(natives, elements) {
+  const indexOfId = new Map()
+  for (let i = 0; i < natives.length; i++) {
+    const id = natives[i].id
+    const name = `options.dictionaries[${i}]`
+    const expected =
+      id === 0
+        ? 'a dictionary with an ID (raw content has none to be chosen by: pass it as options.dictionary)'
+        : indexOfId.has(id)
+          ? `a dictionary of its own ID (options.dictionaries[${indexOfId.get(id)}] has ID ${id} too)`
+          : undefined
+    if (expected !== undefined) throw invalidValue(name, expected, elements[i])
+    indexOfId.set(id, i)
+  }
 }
 
 const PREFIX_TYPES = INPUT_TYPES.replace('an instance of ', 'an instance of Prefix, ')
@@ -203,9 +227,11 @@ function decompressOptions(options) {
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   settings.prefix = prefix(prefixValue)
   // Last: the native set is made once nothing else can fail.
-  const copies = []
-  settings.dictionaries = dictionaries(dictionariesValue, copies)
-  if (settings.dictionaries !== undefined) settings.dictionaryList = Object.freeze(copies)
+  if (dictionariesValue !== undefined) {
+    const copies = []
+    settings.dictionaries = dictionaries(dictionariesValue, copies)
+    if (settings.dictionaries !== undefined) settings.dictionaryList = copies
+  }
   return settings
 }
 
