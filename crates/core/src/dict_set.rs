@@ -83,7 +83,7 @@ impl std::fmt::Debug for DictionarySet {
 const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 
 /// The dictionary ID recorded by the frame that `bytes` begin with: 0 for none, and for a
-/// skippable frame or bytes that are no zstd frame (libzstd refuses those itself); `None` until
+/// skippable frame or bytes that are no zstd frame or header (libzstd refuses those itself); `None` until
 /// `bytes` hold enough of the header to tell (at most 10 bytes).
 pub fn frame_dictionary_id(bytes: &[u8]) -> Option<u32> {
   let magic = u32::from_le_bytes(bytes.get(..4)?.try_into().ok()?);
@@ -91,6 +91,10 @@ pub fn frame_dictionary_id(bytes: &[u8]) -> Option<u32> {
     return Some(0);
   }
   let descriptor = *bytes.get(4)?;
+  // A reserved bit set: a header libzstd refuses, which has no ID to read.
+  if descriptor & 0x08 != 0 {
+    return Some(0);
+  }
   // The window descriptor comes first unless the frame is a single segment.
   let at = 5 + usize::from(descriptor & 0x20 == 0);
   let id = match descriptor & 3 {

@@ -79,6 +79,7 @@ fn reads_the_dictionary_id_of_every_header_form() {
   // Skippable frames and what is no frame need no dictionary: libzstd reads or refuses them.
   assert_eq!(frame_dictionary_id(&[0x50, 0x2a, 0x4d, 0x18]), Some(0));
   assert_eq!(frame_dictionary_id(b"nope"), Some(0));
+  assert_eq!(frame_dictionary_id(&[0x28, 0xb5, 0x2f, 0xfd, 0x29, 7]), Some(0));
 }
 
 #[test]
