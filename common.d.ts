@@ -120,6 +120,14 @@ export interface DecompressOptions {
   /** The dictionary the frames were made with. Frames that record another dictionary's ID fail, naming the ID they need. */
   dictionary?: Dictionary
   /**
+   * Dictionaries the frames choose from: each frame is decoded with the one whose ID its header records, and a frame that
+   * records none (made without a dictionary, or with `zstd --no-dictID`) with none; a frame whose ID none of them has
+   * fails (`code: 'ZSTD_error_dictionary_wrong'`), naming it. At most 1024, each with an ID of its own (not raw
+   * content, which has none); an empty array is no dictionary. Read once, when the call is made. Not with `dictionary`
+   * or `prefix`.
+   */
+  dictionaries?: readonly Dictionary[]
+  /**
    * The reference that patch-from frames were made against (`prefix` of the compress options, `zstd --patch-from`).
    * Every frame is decoded against it. It raises `windowLogMax` to what compressing against it gives, as the zstd tool
    * lets a reference raise its memory limit. One-shot and batch calls only; not with `dictionary`. A `Prefix` of the

@@ -47,7 +47,11 @@ export declare class CompressSession {
 
 /** The decompression session behind `stream.js`'s decompress streams. */
 export declare class DecompressSession {
-  constructor(maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null)
+  /**
+   * `dictionaries`, when given, are what each frame chooses from by its ID (`stream.js` never
+   * gives it with `dictionary`, which it then ignores).
+   */
+  constructor(maxOutputLength: number, windowLogMax: number, dictionary?: PreparedDictionary | undefined | null, dictionaries?: PreparedDictionarySet | undefined | null)
   /**
    * Copies `chunk` into the input of the next step (the caller may reuse it at once); the
    * bytes staged in all.
@@ -100,6 +104,21 @@ export declare class PreparedDictionary {
    * and streams using it, which hold it too, end). Later calls with it fail.
    */
   release(): void
+}
+
+/**
+ * The dictionaries a decompression's frames choose from, held by the set (a `Dictionary`
+ * disposed later stays usable by it, as by a call already running).
+ */
+export declare class PreparedDictionarySet {
+  /**
+   * The set of `dictionaries` (`lib/options.js` gives a plain array it made). Fails on a
+   * released dictionary, an empty set or one of more than 1024, a raw-content dictionary (no
+   * frame can name it) and two with the same ID.
+   */
+  constructor(dictionaries: Array<PreparedDictionary>)
+  /** How many dictionaries the set holds. */
+  get size(): number
 }
 
 /**
@@ -218,14 +237,14 @@ export interface ContextPoolStats {
  * frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
  * runs, and what the result is, as for [`compress`].
  */
-export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
 
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
  * results (as for [`compress_batch`]).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
 
 /**
  * Makes a dictionary of at most `size` bytes from `content` and the statistics of the samples

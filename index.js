@@ -840,6 +840,7 @@ module.exports.CompressSession = nativeBinding.CompressSession
 module.exports.DecompressSession = nativeBinding.DecompressSession
 module.exports.NativeBytes = nativeBinding.NativeBytes
 module.exports.PreparedDictionary = nativeBinding.PreparedDictionary
+module.exports.PreparedDictionarySet = nativeBinding.PreparedDictionarySet
 module.exports.PreparedPrefix = nativeBinding.PreparedPrefix
 module.exports.capabilities = nativeBinding.capabilities
 module.exports.compress = nativeBinding.compress

@@ -211,8 +211,11 @@ async function openSeekable(source, options) {
   const { cacheFrames = DEFAULT_CACHED_FRAMES, signal, prefix, ...decoding } = object
   if (prefix !== undefined) throw notForSeekable('options.prefix', prefix)
   if (signal !== undefined) throw notForSeekable('options.signal', signal)
-  // Checked now; each frame's decompress takes them (the dictionary too), with its own limit.
-  const settings = { ...decoding, maxOutputLength: decompressOptions(decoding).maxOutputLength }
+  // Checked now; each frame's decompress takes them (the dictionary too), with its own limit, and
+  // the dictionaries as they were read now (an empty array is none).
+  const checked = decompressOptions(decoding)
+  const settings = { ...decoding, maxOutputLength: checked.maxOutputLength }
+  if (decoding.dictionaries !== undefined) settings.dictionaries = checked.dictionaryList
   const cached = integer(cacheFrames, 'options.cacheFrames', 0, 1 << 16)
   const from = await sourceOf(source)
   if (from.size < FOOTER_LENGTH)

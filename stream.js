@@ -26,10 +26,10 @@ function noPrefix() {
 }
 
 function decompressEngine(options) {
-  const { maxOutputLength, windowLogMax, dictionary, prefix } = decompressOptions(options)
+  const { maxOutputLength, windowLogMax, dictionary, dictionaries, prefix } = decompressOptions(options)
   if (prefix !== undefined) throw noPrefix()
   return (deliver, onError) =>
-    new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary), true, deliver, onError)
+    new Engine(new DecompressSession(maxOutputLength, windowLogMax, dictionary, dictionaries), true, deliver, onError)
 }
 
 class ZstdCompress extends ZstdTransform {

@@ -23,7 +23,8 @@ export interface ZstdOptions extends Pick<TransformOptions, 'highWaterMark' | 's
   info?: boolean
   /**
    * The dictionary's bytes, as node:zlib takes them (prepared once per buffer and kept while the buffer lives), or a
-   * zstd-pool `Dictionary`, used as it is.
+   * zstd-pool `Dictionary`, used as it is. One only, as node:zlib takes it: to decode frames made with several, use
+   * zstd-pool's `dictionaries` option (docs/dictionaries.md).
    */
   dictionary?: NodeJS.ArrayBufferView | ArrayBuffer | Dictionary
   /** Compression: the size the input will have, recorded in the frame header. The call or stream fails if it differs. */

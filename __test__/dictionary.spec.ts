@@ -8,15 +8,21 @@ import { describe, expect, it } from 'vitest'
 
 import {
   compress,
+  compressSeekableSync,
   compressSync,
   createCompressStream,
   createDecompressStream,
   Dictionary,
   decompress,
+  decompressMany,
+  decompressManySync,
   decompressSync,
+  openSeekable,
+  Prefix,
   trainDictionarySync,
+  ZstdDecompressionStream,
 } from 'zstd-pool'
-import { jsonRecords, skipWithoutZstdCli, wasi } from './helpers'
+import { jsonRecords, skippableFrame, skipWithoutZstdCli, through, wasi } from './helpers'
 
 const training = jsonRecords(3000, 1)
 const heldOut = jsonRecords(300, 2)
@@ -162,5 +168,231 @@ describe.skipIf(skipWithoutZstdCli)('dictionaries and the zstd tool', () => {
     writeFileSync(ourDictFile, trainDictionarySync(training, { size: 8192 }))
     const frame = compressSync(heldOut[5], { dictionary: new Dictionary(readFileSync(ourDictFile)) })
     expect(execFileSync('zstd', ['-q', '-d', '-c', '-D', ourDictFile], { input: frame }).equals(heldOut[5])).toBe(true)
+  })
+})
+
+describe('the dictionaries option: each frame decoded with the dictionary its ID names', () => {
+  const third = new Dictionary(trainDictionarySync(jsonRecords(3000, 4), { size: 4096 }))
+  const [a, b] = [heldOut[0], heldOut[1]]
+  const plain = Buffer.from('made without a dictionary')
+  const streamed = async (data: Buffer, options: object) => collect(Readable.from([data]).pipe(createCompressStream(options)))
+  /** Frames with `dictionary`, with none, a skippable frame, and with `other` (one recording no
+   * content size, as a stream writes it); and their content. */
+  const mixed = async () => {
+    const frames = Buffer.concat([
+      compressSync(a, { dictionary }),
+      compressSync(plain),
+      skippableFrame(Buffer.from('skip me')),
+      await streamed(b, { dictionary: other }),
+    ])
+    return { frames, content: Buffer.concat([a, plain, b]) }
+  }
+  const wrong = (id: number) =>
+    expect.objectContaining({
+      code: 'ZSTD_error_dictionary_wrong',
+      message: expect.stringMatching(new RegExp(`dictionary ${id}\\b.*none of the dictionaries given.*${other.id}`)),
+    })
+
+  it('decode mixed frames one-shot, sync and async, in any order of the dictionaries', async () => {
+    const { frames, content } = await mixed()
+    for (const dictionaries of [
+      [dictionary, other],
+      [other, dictionary],
+      [third, other, dictionary],
+    ]) {
+      expect(decompressSync(frames, { dictionaries }).equals(content)).toBe(true)
+      expect((await decompress(frames, { dictionaries })).equals(content)).toBe(true)
+    }
+    // Every frame declaring its size: the output allocated once.
+    const exact = Buffer.concat([compressSync(b, { dictionary: other }), compressSync(a, { dictionary }), compressSync(plain)])
+    expect(decompressSync(exact, { dictionaries: [dictionary, other] }).equals(Buffer.concat([b, a, plain]))).toBe(true)
+    // Large enough to be decoded off the main thread.
+    const many = Buffer.concat(heldOut.map((record, i) => compressSync(record, { dictionary: i % 2 ? other : dictionary })))
+    expect((await decompress(many, { dictionaries: [other, dictionary] })).equals(Buffer.concat(heldOut))).toBe(true)
+  })
+
+  it('decode mixed frames in streams, Node and Web, cut at every byte', async () => {
+    const { frames, content } = await mixed()
+    const dictionaries = [other, dictionary]
+    for (const size of [1, 3, 17, frames.length]) {
+      expect((await through(createDecompressStream({ dictionaries }), frames, size)).equals(content), `chunks of ${size}`).toBe(
+        true,
+      )
+    }
+    for (let cut = 0; cut <= frames.length; cut++) {
+      const stream = createDecompressStream({ dictionaries })
+      stream.write(frames.subarray(0, cut))
+      stream.end(frames.subarray(cut))
+      expect((await collect(stream)).equals(content), `cut at ${cut}`).toBe(true)
+    }
+    const web = new Blob([frames]).stream().pipeThrough(new ZstdDecompressionStream({ dictionaries }))
+    expect(Buffer.from(await new Response(web).arrayBuffer()).equals(content)).toBe(true)
+    const refused = new Blob([frames]).stream().pipeThrough(new ZstdDecompressionStream({ dictionaries: [other] }))
+    await expect(new Response(refused).arrayBuffer()).rejects.toThrowError(wrong(dictionary.id))
+    await expect(through(createDecompressStream({ dictionaries: [third, other] }), frames, 5)).rejects.toThrowError(
+      wrong(dictionary.id),
+    )
+  })
+
+  it('decode batches, each input with the dictionaries its frames name', async () => {
+    const { frames, content } = await mixed()
+    const inputs = [compressSync(a, { dictionary }), frames, compressSync(b, { dictionary: other }), compressSync(plain)]
+    const expected = [a, content, b, plain]
+    const dictionaries = [dictionary, other]
+    for (const results of [await decompressMany(inputs, { dictionaries }), decompressManySync(inputs, { dictionaries })]) {
+      expect(results.map((result, i) => result.equals(expected[i]))).toEqual([true, true, true, true])
+    }
+    // An input that needs a dictionary the set lacks fails the batch, as it fails decompress.
+    await expect(decompressMany(inputs, { dictionaries: [other] })).rejects.toThrowError(wrong(dictionary.id))
+  })
+
+  it('refuse a frame whose dictionary none of them is, naming its ID and theirs', async () => {
+    const frame = compressSync(a, { dictionary })
+    expect(() => decompressSync(frame, { dictionaries: [other, third] })).toThrowError(wrong(dictionary.id))
+    await expect(decompress(frame, { dictionaries: [other] })).rejects.toThrowError(wrong(dictionary.id))
+    expect(() => decompressSync(frame, { dictionaries: [other, third] })).toThrowError(
+      expect.objectContaining({ message: expect.stringContaining(String(third.id)) }),
+    )
+  })
+
+  it('decode a frame that records no dictionary ID with none: such frames need the dictionary option', () => {
+    const noId = compressSync(a, { dictionary, dictIDFlag: false })
+    expect(decompressSync(noId, { dictionary }).equals(a)).toBe(true)
+    let decoded: Buffer | undefined
+    try {
+      decoded = decompressSync(noId, { dictionaries: [dictionary] })
+    } catch (error) {
+      expect(error).toMatchObject({ code: expect.stringMatching(/^ZSTD_error_/) })
+    }
+    expect(decoded?.equals(a)).not.toBe(true)
+    // A frame made without one decodes after frames that used one, as it would alone.
+    const after = Buffer.concat([compressSync(b, { dictionary: other }), compressSync(plain)])
+    expect(decompressSync(after, { dictionaries: [other] }).equals(Buffer.concat([b, plain]))).toBe(true)
+  })
+
+  it('read the option once, into a copy, and check it before any work', async () => {
+    const frame = compressSync(a, { dictionary })
+    const code = (code: string) => expect.objectContaining({ code })
+    expect(() => decompressSync(frame, { dictionaries: dictionary as any })).toThrowError(code('ERR_INVALID_ARG_TYPE'))
+    expect(() => decompressSync(frame, { dictionaries: [dictionary, Buffer.alloc(8)] as any })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE', message: expect.stringContaining('options.dictionaries[1]') }),
+    )
+    const raw = new Dictionary(Buffer.from('raw content has no ID to be chosen by'))
+    expect(() => decompressSync(frame, { dictionaries: [dictionary, raw] })).toThrowError(code('ERR_INVALID_ARG_VALUE'))
+    const twin = new Dictionary(trainDictionarySync(training, { size: 8192 }))
+    expect(twin.id).toBe(dictionary.id)
+    expect(() => decompressSync(frame, { dictionaries: [dictionary, other, twin] })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE', message: expect.stringMatching(/dictionaries\[2\].*\[0\]/) }),
+    )
+    expect(() => decompressSync(frame, { dictionary, dictionaries: [other] })).toThrowError(code('ERR_INCOMPATIBLE_OPTION_PAIR'))
+    expect(() => decompressSync(frame, { prefix: new Prefix(a), dictionaries: [other] })).toThrowError(
+      code('ERR_INCOMPATIBLE_OPTION_PAIR'),
+    )
+    expect(() => createDecompressStream({ dictionary, dictionaries: [other] })).toThrowError(code('ERR_INCOMPATIBLE_OPTION_PAIR'))
+    // At most 1024, checked before any element is read.
+    const huge = new Proxy([] as Dictionary[], {
+      get: (target, key) => (key === 'length' ? 2 ** 32 - 1 : Reflect.get(target, key)),
+    })
+    expect(() => decompressSync(frame, { dictionaries: huge })).toThrowError(
+      expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' }),
+    )
+    expect(() => decompressSync(frame, { dictionaries: new Array(1025).fill(dictionary) })).toThrow(RangeError)
+    // An empty array is no dictionary at all.
+    expect(decompressSync(compressSync(plain), { dictionaries: [] }).equals(plain)).toBe(true)
+    expect(() => decompressSync(frame, { dictionaries: [] })).toThrowError(code('ZSTD_error_dictionary_wrong'))
+    // Each element read once: a getter that swaps the one before it changes nothing.
+    let reads = 0
+    const changing = [other, undefined] as unknown as Dictionary[]
+    Object.defineProperty(changing, 1, {
+      get() {
+        reads++
+        changing[0] = third
+        return dictionary
+      },
+    })
+    expect(decompressSync(Buffer.concat([frame, compressSync(b, { dictionary: other })]), { dictionaries: changing })).toEqual(
+      Buffer.concat([a, b]),
+    )
+    expect(reads).toBe(1)
+    const traps: string[] = []
+    const proxy = new Proxy([dictionary, other], {
+      get(target, key, receiver) {
+        traps.push(String(key))
+        return Reflect.get(target, key, receiver)
+      },
+    })
+    expect((await decompress(frame, { dictionaries: proxy })).equals(a)).toBe(true)
+    expect(traps).toEqual(['length', '0', '1'])
+  })
+
+  it('decode the frames of a seekable file, with the dictionaries as they were when it was opened', async () => {
+    const content = Buffer.concat(heldOut.slice(0, 40))
+    const file = compressSeekableSync(content, { dictionary: other, frameSize: 1024 })
+    const dictionaries = [dictionary, other]
+    const reader = await openSeekable(file, { dictionaries })
+    dictionaries.length = 0
+    expect(Buffer.from(await reader.read(1000, 3000)).equals(content.subarray(1000, 4000))).toBe(true)
+    await expect((await openSeekable(file, { dictionaries: [third] })).read(0, 10)).rejects.toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_dictionary_wrong', message: expect.stringContaining(`${other.id}, which`) }),
+    )
+  })
+
+  it('reuse the set made for an array while it holds the same dictionaries, and none disposed since', () => {
+    const disposable = new Dictionary(trainDictionarySync(training, { size: 8192 }))
+    const frames = Buffer.concat([compressSync(a, { dictionary: disposable }), compressSync(b, { dictionary: other })])
+    const kept = [third, other]
+    expect(() => decompressSync(frames, { dictionaries: kept })).toThrowError(wrong(disposable.id))
+    kept[0] = disposable
+    expect(decompressSync(frames, { dictionaries: kept }).equals(Buffer.concat([a, b]))).toBe(true)
+    expect(decompressSync(frames, { dictionaries: kept }).equals(Buffer.concat([a, b]))).toBe(true)
+    kept.pop()
+    expect(() => decompressSync(frames, { dictionaries: kept })).toThrowError(
+      expect.objectContaining({ message: expect.stringContaining(`needs dictionary ${other.id}`) }),
+    )
+    kept.push(other)
+    disposable[Symbol.dispose]()
+    expect(() => decompressSync(frames, { dictionaries: kept })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_STATE' }),
+    )
+  })
+
+  it('keep dictionaries disposed after the option was read; refuse one disposed before', async () => {
+    const disposable = new Dictionary(trainDictionarySync(training, { size: 8192 }))
+    const frames = Buffer.concat([compressSync(a, { dictionary: disposable }), compressSync(b, { dictionary: other })])
+    const stream = createDecompressStream({ dictionaries: [disposable, other] })
+    const running = decompress(frames, { dictionaries: [other, disposable] })
+    disposable[Symbol.dispose]()
+    stream.end(frames)
+    expect((await collect(stream)).equals(Buffer.concat([a, b]))).toBe(true)
+    expect((await running).equals(Buffer.concat([a, b]))).toBe(true)
+    expect(() => decompressSync(frames, { dictionaries: [other, disposable] })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_STATE' }),
+    )
+  })
+})
+
+describe.skipIf(skipWithoutZstdCli)('the dictionaries option and the zstd tool', () => {
+  it('decode frames of `zstd -D` with two dictionaries, end to end, one-shot and as a stream', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zstd-pool-dicts-'))
+    const [first, second] = [dictionary, other].map((prepared, i) => {
+      const file = join(dir, `dict-${i}`)
+      writeFileSync(
+        file,
+        i === 0 ? trainDictionarySync(training, { size: 8192 }) : trainDictionarySync(jsonRecords(3000, 3), { size: 4096, level: 9 }),
+      )
+      expect(new Dictionary(readFileSync(file)).id).toBe(prepared.id)
+      return file
+    })
+    const records = heldOut.slice(0, 6)
+    const frames = Buffer.concat(
+      records.map((record, i) => execFileSync('zstd', ['-q', '-c', '-D', i % 2 ? second : first], { input: record })),
+    )
+    const content = Buffer.concat(records)
+    expect(decompressSync(frames, { dictionaries: [dictionary, other] }).equals(content)).toBe(true)
+    expect((await through(createDecompressStream({ dictionaries: [other, dictionary] }), frames, 7)).equals(content)).toBe(true)
+    // `--no-dictID` frames name none: they decode with the dictionary option, not this one.
+    const noId = execFileSync('zstd', ['-q', '-c', '--no-dictID', '-D', first], { input: records[0] })
+    expect(decompressSync(noId, { dictionary }).equals(records[0])).toBe(true)
+    expect(() => decompressSync(noId, { dictionaries: [dictionary, other] })).toThrow()
   })
 })

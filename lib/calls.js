@@ -47,6 +47,11 @@ function isPlain({ dictionary, prefix }, cancellation) {
   return dictionary === undefined && prefix === undefined && cancellation === undefined
 }
 
+/** Whether a decompression has an export of its own: no dictionaries either. */
+function isPlainDecode(settings, cancellation) {
+  return settings.dictionaries === undefined && isPlain(settings, cancellation)
+}
+
 /** `decompressSync` of an input and options already checked. */
 function decompressNow(input, settings) {
   return result(decompressView(input, settings, SYNC, undefined))
@@ -67,7 +72,7 @@ function decompressView(input, settings, micros, cancellation) {
     return shrinkStage(binding.decompressStaged(STAGE_OWNER, at, max, windowLogMax, referenceOf(settings), micros, cancellation))
   }
   const slab = decompressSlab()
-  if (isPlain(settings, cancellation))
+  if (isPlainDecode(settings, cancellation))
     return decoded(binding.decompressPlain(input, max, windowLogMax, micros, slab, slabOffset()))
   const reference = referenceOf(settings)
   return decoded(binding.decompress(input, max, windowLogMax, reference, micros, slab, slabOffset(), cancellation))

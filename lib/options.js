@@ -3,9 +3,9 @@
 // property is read once, in a fixed order, and checked, before any view of an input is taken.
 
 const { INPUT_TYPES, MAX_LENGTH } = require('#platform')
-const { capabilities } = require('./binding.js')
+const { binding, capabilities } = require('./binding.js')
 const { preparedOf } = require('./dictionary.js')
-const { incompatible, invalidParam, invalidType } = require('./errors.js')
+const { incompatible, invalidParam, invalidType, invalidValue, outOfRange } = require('./errors.js')
 const {
   DEFAULT_LEVEL,
   KEPT_FROM_LEVEL,
@@ -16,6 +16,7 @@ const {
   tuneNamed,
   workers,
 } = require('./parameters.js')
+const { disposalCount } = require('./prepared.js')
 const { preparedPrefixOf } = require('./prefix.js')
 const { bytes, isBinary } = require('./primordials.js')
 const { boolean, integer, optionsObject, signal } = require('./validate.js')
@@ -27,6 +28,72 @@ function dictionary(value) {
   const prepared = preparedOf(value)
   if (prepared === undefined) throw invalidType('options.dictionary', 'an instance of Dictionary', value)
   return prepared
+}
+
+/** The most dictionaries `dictionaries` takes (the native set's bound, crates/core/src/dict_set.rs). */
+const MAX_DICTIONARIES = 1024
+
+/** The native set made for an array given as `dictionaries`, and what it held then, by array: a
+ * call given the same array, holding the same dictionaries, takes the same set (making one costs
+ * more than decoding a small frame). Emptied whenever a Dictionary or Prefix is disposed, so that
+ * a disposed one fails later calls as it does alone. A set lives as long as its array. */
+let setsByArray = new WeakMap()
+let disposalsSeen = 0
+
+/**
+ * The dictionaries option of decompression: an array of Dictionary, which frames choose from by
+ * the dictionary ID they record. Its length is read once, then each element once, into `copies`
+ * (an array's getters or a Proxy run then, and never again); the native set made of them holds
+ * each dictionary for the calls and streams given it. An empty array is no dictionary at all.
+ */
+function dictionaries(value, copies) {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value)) throw invalidType('options.dictionaries', 'an instance of Array', value)
+  const length = value.length
+  if (length > MAX_DICTIONARIES) throw outOfRange('options.dictionaries.length', `<= ${MAX_DICTIONARIES}`, length)
+  if (length === 0) return undefined
+  const natives = []
+  for (let i = 0; i < length; i++) {
+    const element = value[i]
+    const native = preparedOf(element)
+    if (native === undefined) throw invalidType(`options.dictionaries[${i}]`, 'an instance of Dictionary', element)
+    natives.push(native)
+    copies.push(element)
+  }
+  if (disposalsSeen !== disposalCount()) {
+    setsByArray = new WeakMap()
+    disposalsSeen = disposalCount()
+  }
+  const kept = setsByArray.get(value)
+  if (kept !== undefined && sameElements(kept.natives, natives)) return kept.set
+  checkIds(natives, copies)
+  const set = new binding.PreparedDictionarySet(natives)
+  setsByArray.set(value, { natives, set })
+  return set
+}
+
+function sameElements(a, b) {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** Each dictionary of a set needs an ID of its own for frames to name it by. The IDs are the
+ * native objects': a Dictionary's own getter could be overridden by a subclass. */
+function checkIds(natives, elements) {
+  const indexOfId = new Map()
+  for (let i = 0; i < natives.length; i++) {
+    const id = natives[i].id
+    const name = `options.dictionaries[${i}]`
+    const expected =
+      id === 0
+        ? 'a dictionary with an ID (raw content has none to be chosen by: pass it as options.dictionary)'
+        : indexOfId.has(id)
+          ? `a dictionary of its own ID (options.dictionaries[${indexOfId.get(id)}] has ID ${id} too)`
+          : undefined
+    if (expected !== undefined) throw invalidValue(name, expected, elements[i])
+    indexOfId.set(id, i)
+  }
 }
 
 const PREFIX_TYPES = INPUT_TYPES.replace('an instance of ', 'an instance of Prefix, ')
@@ -44,8 +111,9 @@ function prefix(value) {
  * is taken here: call it right before the native call, after anything that can run the caller's
  * code. */
 function referenceOf(settings) {
-  const { dictionary, prefix } = settings
+  const { dictionary, dictionaries, prefix } = settings
   if (dictionary !== undefined) return dictionary
+  if (dictionaries !== undefined) return dictionaries
   if (prefix === undefined) return undefined
   return preparedPrefixOf(prefix) ?? bytes(prefix, 'options.prefix')
 }
@@ -114,6 +182,10 @@ const DECOMPRESS_DEFAULTS = Object.freeze({
   maxOutputLength: MAX_LENGTH,
   windowLogMax: capabilities.defaultWindowLogMax,
   dictionary: undefined,
+  dictionaries: undefined,
+  // The Dictionaries of `dictionaries` as read, for seekable.js, whose frames are decoded by calls
+  // of their own: they take this copy, not the caller's array.
+  dictionaryList: undefined,
   signal: undefined,
   prefix: undefined,
 })
@@ -130,6 +202,7 @@ function decompressOptions(options) {
     maxOutputLength,
     windowLogMax: windowLogMaxValue,
     dictionary: dictionaryValue,
+    dictionaries: dictionariesValue,
     signal: signalValue,
     prefix: prefixValue,
     params,
@@ -147,9 +220,18 @@ function decompressOptions(options) {
   }
   if (windowLogMaxValue !== undefined) settings.windowLogMax = windowLogMax(windowLogMaxValue, 'options.windowLogMax')
   settings.dictionary = dictionary(dictionaryValue)
+  // Checked before the array is read: a call refused anyway runs none of its getters.
+  if (dictionariesValue !== undefined && settings.dictionary !== undefined) throw incompatible('dictionaries', 'dictionary')
+  if (prefixValue !== undefined && dictionariesValue !== undefined) throw incompatible('prefix', 'dictionaries')
   settings.signal = signal(signalValue)
   if (prefixValue !== undefined && settings.dictionary !== undefined) throw incompatible('prefix', 'dictionary')
   settings.prefix = prefix(prefixValue)
+  // Last: the native set is made once nothing else can fail.
+  if (dictionariesValue !== undefined) {
+    const copies = []
+    settings.dictionaries = dictionaries(dictionariesValue, copies)
+    if (settings.dictionaries !== undefined) settings.dictionaryList = copies
+  }
   return settings
 }
 

@@ -6,6 +6,10 @@
 /** (value, kind) => the native copy of a Prepared of that kind, or undefined. */
 let nativeOf
 
+/** How many times a Prepared was disposed so far: what lib/options.js compares to drop the sets of
+ * dictionaries it keeps, so that a disposed Dictionary fails later calls as it does alone. */
+let disposals = 0
+
 class Prepared {
   #native
   #kind
@@ -27,6 +31,7 @@ class Prepared {
    * prepared = new Dictionary(bytes)` (or `new Prefix(bytes)`) calls it at the end of the block.
    */
   [Symbol.dispose]() {
+    disposals++
     this.#native.release()
   }
 
@@ -36,4 +41,4 @@ class Prepared {
   }
 }
 
-module.exports = { Prepared, nativeOf }
+module.exports = { Prepared, disposalCount: () => disposals, nativeOf }

@@ -1,7 +1,7 @@
 //! A mutation fuzzer over the decompression paths as the addon takes them: the one-shot decode
 //! (frame walk, exact or growing output, pooled contexts, output and window limits, dictionaries)
 //! and the stream decoder (the same frames cut into random chunks), plus stream compression with
-//! random chunks and flush points. Stable Rust, no instrumentation: it mutates real frames (seeds
+//! random chunks and flush points, and decoding with a set of dictionaries chosen from by frame. Stable Rust, no instrumentation: it mutates real frames (seeds
 //! from the corpus, libzstd and the `zstd` tool) and checks that every input decodes within its
 //! limits, the same way on both paths, or fails with a failure a decode may report. Shared by
 //! `examples/fuzz.rs` (`npm run fuzz`) and `tests/fuzz.rs` (a short fixed-seed pass in CI).
@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use zstd::zstd_safe::DCtx;
 use zstd_pool_core::compress::{bounds, param, CompressParams, Tuning};
-use zstd_pool_core::decompress::{decompress_to_vec, Limits};
+use zstd_pool_core::decompress::{decompress_to_vec, decompress_to_vec_with_set, Limits};
 use zstd_pool_core::dict::Prepared;
+use zstd_pool_core::dict_set::DictionarySet;
 use zstd_pool_core::error::Failure;
 use zstd_pool_core::pool::ContextPool;
 use zstd_pool_core::stream::{CompressState, DecompressState, Flush, MAX_STEP_OUTPUT};
@@ -54,12 +55,16 @@ pub struct Seed {
   pub content: Option<Vec<u8>>,
   /// Index into `Dictionaries::all` of the dictionary the frame needs.
   pub dictionary: Option<usize>,
+  /// Frames that need different dictionaries: only the set (`Dictionaries::set`) decodes them.
+  pub by_set: bool,
 }
 
 /// Dictionaries the seeds are made with: two trained ones (their IDs are in the frames) and raw
 /// content (ID 0, so a frame made with it says nothing of it).
 pub struct Dictionaries {
   pub all: Vec<Arc<Prepared>>,
+  /// The two trained ones, for frames to choose from by ID.
+  pub set: Arc<DictionarySet>,
 }
 
 fn corpus(root: &Path) -> Vec<Vec<u8>> {
@@ -81,7 +86,9 @@ fn dictionaries(files: &[Vec<u8>]) -> Dictionaries {
   let text = largest(files);
   let other = files.iter().filter(|file| **file != text).max_by_key(|file| file.len()).expect("two corpus files");
   let raw = Arc::new(Prepared::new(text[text.len() / 2..][..8192].to_vec()).expect("raw content"));
-  Dictionaries { all: vec![trained(&text), trained(other), raw] }
+  let all = vec![trained(&text), trained(other), raw];
+  let set = Arc::new(DictionarySet::new(all[..2].to_vec()).expect("two dictionaries of their own IDs"));
+  Dictionaries { all, set }
 }
 
 /// Seeds: frames made here from the corpus in every mode libzstd writes (recorded size or not,
@@ -92,27 +99,52 @@ pub fn seeds(root: &Path, files: &[Vec<u8>], dictionaries: &Dictionaries) -> Vec
   for (i, data) in files.iter().enumerate() {
     let piece = data[..data.len().min(1000 + i * 3000)].to_vec();
     let level = [-5, 1, 3, 9, 19][i % 5];
-    seeds.push(Seed { frame: zstd::bulk::compress(&piece, level).unwrap(), content: Some(piece.clone()), dictionary: None });
+    seeds.push(Seed {
+      frame: zstd::bulk::compress(&piece, level).unwrap(),
+      content: Some(piece.clone()),
+      dictionary: None,
+      by_set: false,
+    });
     let mut encoder = zstd::stream::Encoder::new(Vec::new(), level).unwrap();
     encoder.include_checksum(i % 2 == 0).unwrap();
     encoder.write_all(&piece).unwrap();
-    seeds.push(Seed { frame: encoder.finish().unwrap(), content: Some(piece.clone()), dictionary: None });
+    seeds.push(Seed { frame: encoder.finish().unwrap(), content: Some(piece.clone()), dictionary: None, by_set: false });
     let mut two = zstd::bulk::compress(&piece, 1).unwrap();
     two.extend_from_slice(&[0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 1, 2, 3]);
     two.extend(zstd::bulk::compress(&piece[..piece.len() / 2], 3).unwrap());
     let content = [&piece[..], &piece[..piece.len() / 2]].concat();
-    seeds.push(Seed { frame: two, content: Some(content), dictionary: None });
+    seeds.push(Seed { frame: two, content: Some(content), dictionary: None, by_set: false });
     // With a dictionary, recording its ID or not.
     let which = i % dictionaries.all.len();
     let mut compressor = zstd::bulk::Compressor::with_dictionary(level.max(1), dictionaries.all[which].bytes()).unwrap();
     compressor.include_dictid(i % 2 == 0).unwrap();
     compressor.include_checksum(i % 3 == 0).unwrap();
-    seeds.push(Seed { frame: compressor.compress(&piece).unwrap(), content: Some(piece), dictionary: Some(which) });
+    seeds.push(Seed {
+      frame: compressor.compress(&piece).unwrap(),
+      content: Some(piece.clone()),
+      dictionary: Some(which),
+      by_set: false,
+    });
+    // Frames made with each trained dictionary and with none, end to end.
+    let half = piece.len() / 2;
+    let mut mixed = Vec::new();
+    for (index, part) in [Some(0), None, Some(1)].into_iter().zip([&piece[..half], &piece[half..], &piece[..]]) {
+      mixed.extend(
+        match index {
+          Some(index) => {
+            zstd::bulk::Compressor::with_dictionary(level.max(1), dictionaries.all[index].bytes()).unwrap().compress(part)
+          }
+          None => zstd::bulk::compress(part, level),
+        }
+        .unwrap(),
+      );
+    }
+    seeds.push(Seed { frame: mixed, content: Some([&piece[..], &piece[..]].concat()), dictionary: None, by_set: true });
   }
   for entry in fs::read_dir(root.join("fuzz/seeds")).expect("fuzz/seeds").flatten() {
     let frame = fs::read(entry.path()).expect("seed");
     let content = zstd::stream::decode_all(&frame[..]).ok();
-    seeds.push(Seed { frame, content, dictionary: None });
+    seeds.push(Seed { frame, content, dictionary: None, by_set: false });
   }
   seeds
 }
@@ -200,7 +232,7 @@ pub fn failure_kind(failure: &Failure) -> String {
     Failure::OutputTooLarge { .. } => "over maxOutputLength".to_owned(),
     Failure::WindowTooLarge { .. } => "over windowLogMax".to_owned(),
     Failure::OutOfMemory { .. } | Failure::NoContext => "out of memory".to_owned(),
-    Failure::DictionaryMismatch { .. } => "needs another dictionary".to_owned(),
+    Failure::DictionaryMismatch { .. } | Failure::DictionaryNotInSet { .. } => "needs another dictionary".to_owned(),
     // None of these can come from decoding bytes: each would be a bug.
     Failure::Aborted
     | Failure::StreamEnded
@@ -227,6 +259,8 @@ pub struct Report {
   pub stream_compressed: u64,
   /// Seek tables (of the seekable format) mutated and read.
   pub seek_tables: u64,
+  /// Inputs decoded with a set of dictionaries, each frame choosing its own.
+  pub by_set: u64,
   pub failures: BTreeMap<String, u64>,
 }
 
@@ -278,7 +312,12 @@ pub fn check(
 /// Feeds `input` to the stream decoder in random chunks (with the stream's empty follow-up steps
 /// while a step stops at its output limit); the output, or the failure's kind.
 pub fn stream_decode(rng: &mut Rng, input: &[u8], limits: Limits, dictionary: Option<&Arc<Prepared>>) -> Result<Vec<u8>, String> {
-  let mut state = DecompressState::new(limits, dictionary.cloned()).map_err(|failure| failure_kind(&failure))?;
+  let state = DecompressState::new(limits, dictionary.cloned()).map_err(|failure| failure_kind(&failure))?;
+  stream_feed(rng, state, input, limits)
+}
+
+/// Feeds `input` to `state` in random chunks, as [`stream_decode`] says.
+fn stream_feed(rng: &mut Rng, mut state: DecompressState, input: &[u8], limits: Limits) -> Result<Vec<u8>, String> {
   let mut output = Vec::new();
   let mut rest = input;
   loop {
@@ -304,6 +343,49 @@ pub fn stream_decode(rng: &mut Rng, input: &[u8], limits: Limits, dictionary: Op
     if last {
       return Ok(output);
     }
+  }
+}
+
+/// Decodes `input` with each frame's dictionary chosen from `set`, one-shot through a pooled
+/// context and as a stream in random chunks: both decode within the limits and give the same, or
+/// both fail cleanly; and as `expect` says.
+pub fn check_set(
+  rng: &mut Rng,
+  pool: &ContextPool<DCtx<'static>>,
+  input: &[u8],
+  limits: Limits,
+  set: &Arc<DictionarySet>,
+  expect: Expect,
+  report: &mut Report,
+) {
+  report.executions += 1;
+  report.by_set += 1;
+  let mut dctx = pool.take().expect("a context");
+  let whole = decompress_to_vec_with_set(&mut dctx, input, limits, set).map_err(|failure| failure_kind(&failure));
+  if whole.is_ok() {
+    dctx.give_back();
+  }
+  let state = DecompressState::with_set(limits, set.clone()).map_err(|failure| failure_kind(&failure));
+  let stream = state.and_then(|state| stream_feed(rng, state, input, limits));
+  match (&whole, &stream) {
+    (Ok(whole), Ok(stream)) => {
+      assert!(whole.len() <= limits.max_output_length, "output over the limit");
+      assert!(whole == stream, "with a set, the stream decoder's output differs from the one-shot decode's");
+      assert!(!matches!(expect, Expect::Failure), "a frame decoded without the dictionary it needs");
+      if let Expect::Content(content) = expect {
+        assert!(whole == content, "a valid frame decoded wrong with a set");
+      }
+      report.decoded += 1;
+    }
+    (Err(kind), Err(_)) => {
+      assert!(!matches!(expect, Expect::Content(_)), "a valid frame failed with a set: {kind}");
+      *report.failures.entry(kind.clone()).or_default() += 1;
+    }
+    (whole, stream) => panic!(
+      "with a set, the decoders disagree: one-shot {:?}, stream {:?}",
+      whole.as_ref().map(Vec::len),
+      stream.as_ref().map(Vec::len)
+    ),
   }
 }
 
@@ -412,10 +494,20 @@ pub fn run(root: &Path, seed: u64, executions: u64, deadline: Option<std::time::
   let mut rng = Rng::new(seed);
   let mut report = Report::default();
   for seed in &seeds {
+    // A frame that names a trained dictionary, or none, decodes with the set (one made with the
+    // raw dictionary, or that leaves its ID out, would decode with none: wrong).
+    let recorded = zstd::zstd_safe::get_dict_id_from_frame(&seed.frame);
+    let by_set = seed.by_set || seed.dictionary.is_none_or(|index| index < 2 && recorded.is_some());
+    if by_set {
+      let expect = seed.content.as_deref().map_or(Expect::Either, Expect::Content);
+      check_set(&mut rng, &pool, &seed.frame, Limits::default(), &dictionaries.set, expect, &mut report);
+    }
+    if seed.by_set {
+      continue;
+    }
     let needed = seed.dictionary.map(|index| &*dictionaries.all[index]);
     let expect = seed.content.as_deref().map_or(Expect::Either, Expect::Content);
     let decoded = check(&pool, &seed.frame, Limits::default(), needed, expect, &mut report);
-    let recorded = zstd::zstd_safe::get_dict_id_from_frame(&seed.frame);
     if let (Some(index), Some(recorded)) = (seed.dictionary, recorded) {
       // A frame that records its dictionary's ID fails without it, or with another.
       assert_eq!(recorded.get(), dictionaries.all[index].id());
@@ -444,12 +536,23 @@ pub fn run(root: &Path, seed: u64, executions: u64, deadline: Option<std::time::
     let streamed = rng.below(2) == 0;
     let round_trip = rng.below(32) == 0;
     let seek_table = rng.below(8) == 0;
+    let by_set = base.by_set || rng.below(8) == 0;
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+      let within = |content: &Vec<u8>| content.len() <= limits.max_output_length && limits.window_log_max >= 27;
+      if by_set {
+        // Only frames made here are known to decode with the set (see the seeds' loop above).
+        let chosen_by_id = base.by_set
+          || base.dictionary.is_none_or(|index| index < 2 && zstd::zstd_safe::get_dict_id_from_frame(&base.frame).is_some());
+        let expect = match &base.content {
+          Some(content) if input == base.frame && chosen_by_id && within(content) => Expect::Content(content),
+          _ => Expect::Either,
+        };
+        check_set(&mut rng, &pool, &input, limits, &dictionaries.set, expect, &mut report);
+        return;
+      }
       let given = dictionary.map(|index| &dictionaries.all[index]);
       let expect = match (&base.content, input == base.frame, dictionary == base.dictionary) {
-        (Some(content), true, true) if content.len() <= limits.max_output_length && limits.window_log_max >= 27 => {
-          Expect::Content(content)
-        }
+        (Some(content), true, true) if within(content) => Expect::Content(content),
         _ => Expect::Either,
       };
       let whole = check(&pool, &input, limits, given.map(|dictionary| &**dictionary), expect, &mut report);

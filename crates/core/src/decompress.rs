@@ -4,6 +4,7 @@
 use zstd::zstd_safe::{self, zstd_sys::ZSTD_ErrorCode, DCtx, DDict, DParameter, InBuffer, OutBuffer, WriteBuf};
 
 use crate::dict::Prepared;
+use crate::dict_set::{self, DictionarySet};
 use crate::error::Failure;
 
 /// libzstd's own default: frames needing a window above 128 MiB are refused unless asked for.
@@ -48,6 +49,8 @@ struct FrameSizes {
   window: u64,
   /// The dictionary some frame was made with, if any.
   dictionary: Option<u32>,
+  /// The first dictionary a frame was made with that the set walked against lacks.
+  unmatched: Option<u32>,
 }
 
 /// The header of the frame that `bytes` starts with, if they hold all of it.
@@ -56,14 +59,15 @@ fn frame_header(bytes: &[u8]) -> Option<zstd_safe::zstd_sys::ZSTD_FrameHeader> {
 }
 
 /// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or
-/// `None` if it is not exactly a sequence of complete frames; decoding then reports why.
-fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
+/// `None` if it is not exactly a sequence of complete frames; decoding then reports why. Each
+/// frame's dictionary is looked up in `set`, when given.
+fn frame_sizes(input: &[u8], set: Option<&DictionarySet>) -> Option<FrameSizes> {
   use zstd_safe::zstd_sys::{ZSTD_FrameType_e, ZSTD_CONTENTSIZE_UNKNOWN};
 
   if input.is_empty() {
     return None;
   }
-  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None };
+  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None, unmatched: None };
   let mut rest = input;
   while !rest.is_empty() {
     let header = frame_header(rest)?;
@@ -75,6 +79,9 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
     sizes.window = sizes.window.max(header.windowSize);
     if header.dictID != 0 {
       sizes.dictionary.get_or_insert(header.dictID);
+      if set.is_some_and(|set| sizes.unmatched.is_none() && set.get(header.dictID).is_none()) {
+        sizes.unmatched = Some(header.dictID);
+      }
     }
     sizes.declared = match header.frameContentSize {
       size if size == ZSTD_CONTENTSIZE_UNKNOWN as u64 => None,
@@ -115,14 +122,29 @@ fn frame_sizes(input: &[u8]) -> Option<FrameSizes> {
 /// a declared size is used only if the input's blocks can produce that much.
 /// A frame made with a dictionary is refused up front, naming it, unless that dictionary is given.
 pub fn plan_output(input: &[u8], limits: Limits, dictionary: Option<&Prepared>) -> Result<OutputPlan, Failure> {
-  let max_output_length = limits.max_output_length;
-  let sizes = frame_sizes(input);
+  let sizes = frame_sizes(input, None);
   if let Some(needed) = sizes.as_ref().and_then(|sizes| sizes.dictionary) {
     let given = dictionary.map(Prepared::id);
     if given != Some(needed) {
       return Err(Failure::DictionaryMismatch { needed, given });
     }
   }
+  plan_sizes(input, limits, sizes)
+}
+
+/// [`plan_output`] for frames that each choose their dictionary from `set` (or use none): a frame
+/// whose dictionary the set lacks is refused up front, naming it.
+pub fn plan_output_with_set(input: &[u8], limits: Limits, set: &DictionarySet) -> Result<OutputPlan, Failure> {
+  let sizes = frame_sizes(input, Some(set));
+  if let Some(needed) = sizes.as_ref().and_then(|sizes| sizes.unmatched) {
+    return Err(Failure::DictionaryNotInSet { needed, given: set.ids() });
+  }
+  plan_sizes(input, limits, sizes)
+}
+
+/// The plan for what the frame walk found (`None`: an input that decoding will refuse).
+fn plan_sizes(input: &[u8], limits: Limits, sizes: Option<FrameSizes>) -> Result<OutputPlan, Failure> {
+  let max_output_length = limits.max_output_length;
   let declared = sizes.as_ref().and_then(|sizes| sizes.declared);
   if let Some(declared) = declared.filter(|&declared| declared > max_output_length as u64) {
     return Err(Failure::OutputTooLarge { limit: max_output_length, declared: Some(declared) });
@@ -163,6 +185,12 @@ fn run<C: WriteBuf + ?Sized>(
   reference: Option<DecodeWith<'_>>,
 ) -> Result<Stop, Failure> {
   loop {
+    // A frame's dictionary is chosen before libzstd reads its header (here the input is whole).
+    if let Some(DecodeWith::Set(set)) = reference {
+      if !frames.in_frame() {
+        dict_set::select_for_frame(dctx, set, &input.src[input.pos()..])?;
+      }
+    }
     let (input_before, output_before) = (input.pos(), output.pos());
     let hint = dctx.decompress_stream(output, input).map_err(decode_error)?;
     frames.observe(&input.src[input_before..input.pos()], output.pos() - output_before, hint)?;
@@ -195,6 +223,9 @@ pub fn decompress_exact<C: WriteBuf + ?Sized>(
   expected: usize,
   reference: Option<DecodeWith<'_>>,
 ) -> Result<(), Failure> {
+  if let Some(DecodeWith::Set(_)) = reference {
+    return decompress_exact_by_frame(dctx, input, output, expected, reference);
+  }
   use_reference(dctx, reference)?;
   match dctx.decompress(output, input) {
     Ok(written) if written == expected => Ok(()),
@@ -202,6 +233,25 @@ pub fn decompress_exact<C: WriteBuf + ?Sized>(
     // (with an exact-size output, more shows up as "destination buffer is too small").
     Ok(_) => Err(Failure::Zstd(corruption_code())),
     Err(code) => Err(decode_error(code)),
+  }
+}
+
+/// [`decompress_exact`] with a dictionary chosen per frame, which libzstd's one-call decoder cannot
+/// do: its streaming decoder, given each frame whole and room for its declared size, decodes it
+/// in one pass as well, straight into `output`.
+fn decompress_exact_by_frame<C: WriteBuf + ?Sized>(
+  dctx: &mut DCtx<'static>,
+  input: &[u8],
+  output: &mut C,
+  expected: usize,
+  reference: Option<DecodeWith<'_>>,
+) -> Result<(), Failure> {
+  let mut input = InBuffer::around(input);
+  let mut output = OutBuffer::around(output);
+  match run(dctx, &mut input, &mut output, &mut FrameCheck::default(), reference)? {
+    Stop::Finished if output.pos() == expected => Ok(()),
+    // The frames hold more than they declare (FrameCheck reports one that holds less).
+    _ => Err(Failure::Zstd(corruption_code())),
   }
 }
 
@@ -287,6 +337,11 @@ const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
 const SKIPPABLE_MAGIC_MASK: u32 = 0xFFFF_FFF0;
 
 impl FrameCheck {
+  /// Whether some of a frame has been seen and not its end: false at a frame boundary.
+  pub fn in_frame(&self) -> bool {
+    self.in_frame
+  }
+
   pub fn observe(&mut self, consumed: &[u8], produced: usize, hint: usize) -> Result<(), Failure> {
     if consumed.is_empty() && produced == 0 {
       // A call that took and gave nothing says nothing about the frame.
@@ -411,6 +466,8 @@ pub enum DecodeWith<'a> {
   Dictionary(&'a DDict<'static>),
   /// The old version of the data, for patch-from (`ZSTD_DCtx_refPrefix`).
   Prefix(&'a [u8]),
+  /// Each frame's dictionary, chosen by its ID as the frame starts (`dict_set`).
+  Set(&'a DictionarySet),
 }
 
 /// Makes `dctx` decode with `dictionary`. The context must be reset or freed before the
@@ -426,6 +483,8 @@ pub(crate) fn use_reference(dctx: &mut DCtx<'static>, reference: Option<DecodeWi
     None => Ok(()),
     Some(DecodeWith::Dictionary(ddict)) => crate::ffi::ref_ddict(dctx, ddict).map_err(Failure::Zstd),
     Some(DecodeWith::Prefix(prefix)) => crate::ffi::ref_decompress_prefix(dctx, prefix).map_err(Failure::Zstd),
+    // Chosen frame by frame, as each starts.
+    Some(DecodeWith::Set(_)) => Ok(()),
   }
 }
 
@@ -454,6 +513,25 @@ pub fn decompress_to_vec(
       Ok(output)
     }
     OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits, ddict),
+  }
+}
+
+/// [`decompress_to_vec`] with each frame's dictionary chosen from `set`.
+pub fn decompress_to_vec_with_set(
+  dctx: &mut DCtx<'static>,
+  input: &[u8],
+  limits: Limits,
+  set: &DictionarySet,
+) -> Result<Vec<u8>, Failure> {
+  let reference = Some(DecodeWith::Set(set));
+  match plan_output_with_set(input, limits, set)? {
+    OutputPlan::Exact(len) => {
+      let mut output = Vec::new();
+      reserve_to(&mut output, len)?;
+      decompress_exact(dctx, input, &mut output, len, reference)?;
+      Ok(output)
+    }
+    OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits, reference),
   }
 }
 

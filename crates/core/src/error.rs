@@ -41,6 +41,8 @@ pub enum Failure {
   DictionaryReleased,
   /// A frame needs another dictionary than the one given (or one, and none was given).
   DictionaryMismatch { needed: u32, given: Option<u32> },
+  /// A frame needs a dictionary that none of a set of them (`dictionaries`) is: their IDs.
+  DictionaryNotInSet { needed: u32, given: Vec<u32> },
   /// libzstd's error `code` (a wrong checksum, corrupt data) while decoding against a prefix:
   /// most likely the prefix is not the reference the frame was made against, since a patch
   /// decoded against other bytes is otherwise well formed.
@@ -133,6 +135,9 @@ impl Failure {
           None => format!("zstd: the frame needs dictionary {needed}; pass it as the dictionary option"),
         },
       ),
+      Failure::DictionaryNotInSet { needed, given } => {
+        (Error, "ZSTD_error_dictionary_wrong", format!("zstd: the frame needs dictionary {needed}, {}", none_of(given)))
+      }
       Failure::AgainstPrefix(code) => (
         Error,
         zstd_error_code_name(*code),
@@ -175,6 +180,18 @@ impl Failure {
     };
     ErrorShape { class, code, message }
   }
+}
+
+/// How an error names the IDs of the dictionaries given when none is the one a frame needs: the
+/// first few of them (a set can hold a thousand).
+fn none_of(ids: &[u32]) -> String {
+  const NAMED: usize = 16;
+  let named: Vec<String> = ids.iter().take(NAMED).map(u32::to_string).collect();
+  let more = match ids.len().saturating_sub(NAMED) {
+    0 => String::new(),
+    more => format!(" and {more} more"),
+  };
+  format!("which none of the dictionaries given has (their IDs: {}{more})", named.join(", "))
 }
 
 impl Failure {

@@ -1,8 +1,8 @@
 //! zstd-pool's core, in plain Rust with no Node-API (the crate has no napi dependency): the
 //! codecs (`compress`, `decompress`), one-shot calls (`oneshot`), a batch's results (`batch`),
 //! the context pools (`pool`) and their sweeper (`sweep`), the multi-threaded cache (`mt`), the
-//! stream state machines (`stream`), the frame walk (`frame`), dictionaries (`dict`), the
-//! failures (`error`), and every threshold of where async work runs (`schedule`). The addon
+//! stream state machines (`stream`), the frame walk (`frame`), dictionaries (`dict`, and sets of
+//! them that frames choose from: `dict_set`), the failures (`error`), and every threshold of where async work runs (`schedule`). The addon
 //! (`crates/addon`) exports it to JavaScript; the fuzzers, the tests and the benches here use it
 //! directly.
 //!
@@ -15,6 +15,7 @@ pub mod batch;
 pub mod compress;
 pub mod decompress;
 pub mod dict;
+pub mod dict_set;
 pub mod error;
 pub mod ffi;
 pub mod frame;

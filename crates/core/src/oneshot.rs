@@ -9,6 +9,7 @@ use zstd::zstd_safe::{self, WriteBuf};
 use crate::compress::{self, CompressParams, Reference};
 use crate::decompress::{self, DecodeWith, Limits, OutputPlan};
 use crate::dict::Prepared;
+use crate::dict_set::DictionarySet;
 use crate::error::Failure;
 use crate::memory::try_vec;
 use crate::mt;
@@ -116,6 +117,9 @@ impl CompressCall {
 pub struct DecompressCall {
   pub limits: Limits,
   pub dictionary: Option<Arc<Prepared>>,
+  /// Dictionaries each frame chooses from by its ID (`main.js` never gives both this and
+  /// `dictionary` or a prefix).
+  pub set: Option<Arc<DictionarySet>>,
 }
 
 impl DecompressCall {
@@ -132,14 +136,29 @@ impl DecompressCall {
     };
     // `main.js` checked the limit against `buffer.constants.MAX_LENGTH`; `as` saturates.
     let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
-    Ok(Self { limits, dictionary: dictionary()? })
+    Ok(Self { limits, dictionary: dictionary()?, set: None })
   }
 
-  /// What frames decode against: the prefix, or the dictionary (`main.js` never gives both).
+  /// This call, its frames choosing their dictionaries from `set`.
+  pub fn with_set(self, set: Option<Arc<DictionarySet>>) -> Self {
+    Self { set, ..self }
+  }
+
+  /// How to size the output of decoding `input` (see [`decompress::plan_output`]).
+  pub fn plan(&self, input: &[u8]) -> Result<OutputPlan, Failure> {
+    match &self.set {
+      Some(set) => decompress::plan_output_with_set(input, self.limits, set),
+      None => decompress::plan_output(input, self.limits, self.dictionary.as_deref()),
+    }
+  }
+
+  /// What frames decode against: the prefix, the set, or the dictionary (`main.js` never gives
+  /// two of them).
   fn reference<'a>(&'a self, prefix: Option<&'a [u8]>) -> Option<DecodeWith<'a>> {
-    match prefix {
-      Some(prefix) => Some(DecodeWith::Prefix(prefix)),
-      None => self.dictionary.as_deref().map(|dictionary| DecodeWith::Dictionary(dictionary.ddict())),
+    match (prefix, &self.set) {
+      (Some(prefix), _) => Some(DecodeWith::Prefix(prefix)),
+      (None, Some(set)) => Some(DecodeWith::Set(set)),
+      (None, None) => self.dictionary.as_deref().map(|dictionary| DecodeWith::Dictionary(dictionary.ddict())),
     }
   }
 

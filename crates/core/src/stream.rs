@@ -21,6 +21,7 @@ use zstd::zstd_safe::{self, zstd_sys::ZSTD_EndDirective, CCtx, CDict, DCtx, DPar
 use crate::compress::{self, CompressParams, Reference};
 use crate::decompress::{FrameCheck, Limits};
 use crate::dict::Prepared;
+use crate::dict_set::{self, DictionarySet};
 use crate::error::Failure;
 use crate::memory::try_vec;
 use crate::pool::{ContextPool, Lease, COMPRESSORS, DECOMPRESSORS};
@@ -235,6 +236,9 @@ fn compress_step(state: &mut CompressState, chunk: &[u8], flush: Flush) -> Resul
 pub struct DecompressState {
   context: Option<DecompressorLease>,
   _dictionary: Option<Arc<Prepared>>,
+  /// Dictionaries each frame chooses from, as it starts (kept alive for the context, as the
+  /// dictionary is).
+  set: Option<Arc<DictionarySet>>,
   /// Input taken but not yet consumed (a step stops at `MAX_STEP_OUTPUT`).
   pending: Vec<u8>,
   consumed: usize,
@@ -254,6 +258,15 @@ pub struct DecompressState {
 
 impl DecompressState {
   pub fn new(limits: Limits, dictionary: Option<Arc<Prepared>>) -> Result<Self, Failure> {
+    Self::open(limits, dictionary, None)
+  }
+
+  /// A session whose frames each choose their dictionary from `set` by the ID they record.
+  pub fn with_set(limits: Limits, set: Arc<DictionarySet>) -> Result<Self, Failure> {
+    Self::open(limits, None, Some(set))
+  }
+
+  fn open(limits: Limits, dictionary: Option<Arc<Prepared>>, set: Option<Arc<DictionarySet>>) -> Result<Self, Failure> {
     let mut dctx = DECOMPRESSORS.take()?;
     dctx.set_parameter(DParameter::WindowLogMax(limits.window_log_max)).map_err(Failure::Zstd)?;
     if let Some(dictionary) = dictionary.as_deref() {
@@ -262,6 +275,7 @@ impl DecompressState {
     Ok(Self {
       context: Some(dctx),
       _dictionary: dictionary,
+      set,
       pending: Vec::new(),
       consumed: 0,
       produced: 0,
@@ -328,6 +342,13 @@ fn step(state: &mut DecompressState, chunk: Vec<u8>, last: bool) -> Result<Vec<u
     if output.len() >= room {
       state.more = true;
       break;
+    }
+    if let Some(set) = state.set.as_deref() {
+      // Until a frame's header names its dictionary, libzstd is given none of the frame (it would
+      // pick the dictionary once it has the whole header); what is held back waits in `pending`.
+      if !state.frames.in_frame() && !dict_set::select_for_frame(dctx, set, &input.src[input.pos()..])? {
+        break;
+      }
     }
     let (input_before, output_before) = (input.pos(), output.len());
     let position = output.len();

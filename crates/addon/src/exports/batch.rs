@@ -16,7 +16,7 @@ use napi_derive::napi;
 use zstd::zstd_safe;
 
 use zstd_pool_core::batch::{Results, Taken};
-use zstd_pool_core::decompress::{self, OutputPlan};
+use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::Failure;
 use zstd_pool_core::memory::owned;
 use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
@@ -24,7 +24,7 @@ use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
 use crate::exports::dictionary::prepared;
 use crate::exports::oneshot::SHARED_BELOW;
 use crate::exports::prefix::{HeldPrefix, SharedPrefix};
-use crate::exports::reference::{dictionary_of, Reference};
+use crate::exports::reference::{dictionary_of, set_of, Reference};
 use crate::napi::lanes;
 use crate::napi::{self as node, Cancellation, Js, RESULTS_IN_PLACE};
 
@@ -87,7 +87,7 @@ impl ItemCall for DecompressCall {
   const NAME: &'static str = "zstd-pool:decompress-batch";
 
   fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
-    match decompress::plan_output(input, self.limits, self.dictionary.as_deref()) {
+    match self.plan(input) {
       Ok(OutputPlan::Exact(len)) if results.fits(len) => {
         results.push_written(len, |output| self.decode_exact(input, prefix, output, len))
       }
@@ -243,13 +243,16 @@ pub fn decompress_batch(
   lengths: &[u32],
   max_output_length: f64,
   window_log_max: u32,
-  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined")] reference: Option<
+    Reference,
+  >,
   share: bool,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = HeldPrefix::of(&reference).and_then(|prefix| {
     let dictionary = || prepared(dictionary_of(&reference));
-    let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix.as_ref().map(HeldPrefix::bytes))?;
+    let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix.as_ref().map(HeldPrefix::bytes))?
+      .with_set(set_of(&reference));
     node::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))

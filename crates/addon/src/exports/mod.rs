@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod capabilities;
 pub mod dictionary;
+pub mod dictionary_set;
 #[cfg(feature = "bench-floor")]
 pub mod floor;
 pub mod frame;

@@ -7,14 +7,14 @@ use napi::bindgen_prelude::Object;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe;
-use zstd_pool_core::decompress::{self, OutputPlan};
+use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::{owned, try_vec};
 use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 
 use crate::exports::dictionary::prepared;
 use crate::exports::prefix::HeldPrefix;
-use crate::exports::reference::{dictionary_of, Reference};
+use crate::exports::reference::{dictionary_of, set_of, Reference};
 use crate::napi::lanes;
 #[cfg(not(target_family = "wasm"))]
 use crate::napi::plain::{self, Args, Plain};
@@ -139,7 +139,9 @@ pub fn decompress(
   input: &[u8],
   max_output_length: f64,
   window_log_max: u32,
-  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined")] reference: Option<
+    Reference,
+  >,
   inline_micros: f64,
   #[napi(ts_arg_type = "Buffer | undefined")] slab: Option<Target>,
   slab_offset: u32,
@@ -148,9 +150,10 @@ pub fn decompress(
   let slot = slab.map(|slab| Slot::new(slab, slab_offset));
   let result = HeldPrefix::of(&reference).and_then(|held| {
     let prefix = held.as_ref().map(HeldPrefix::bytes);
-    let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary_of(&reference)), prefix)?;
-    // The frame walk refuses what the limits or the dictionary rule out, before any work.
-    let plan = decompress::plan_output(input, call.limits, call.dictionary.as_deref())?;
+    let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary_of(&reference)), prefix)?
+      .with_set(set_of(&reference));
+    // The frame walk refuses what the limits or the dictionaries rule out, before any work.
+    let plan = call.plan(input)?;
     let micros = estimated_micros(plan);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
       return decompress_here(&call, &env, input, prefix, plan, slot);

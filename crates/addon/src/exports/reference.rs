@@ -1,13 +1,28 @@
 //! What a call's frames refer to, as the one argument of every call that takes one: nothing, a
-//! `Dictionary`'s native object, a prefix's bytes, or a `Prefix`'s native copy (`lib/options.js`'s
-//! `referenceOf`). libzstd takes a dictionary or a prefix, never both, so one argument says which.
+//! `Dictionary`'s native object, a prefix's bytes, a `Prefix`'s native copy, or (decompression
+//! only) the dictionaries frames choose from (`lib/options.js`'s `referenceOf`). libzstd takes a
+//! dictionary or a prefix, never both, so one argument says which.
+
+use std::sync::Arc;
+
+use zstd_pool_core::dict_set::DictionarySet;
 
 use crate::exports::dictionary::PreparedDictionary;
+use crate::exports::dictionary_set::PreparedDictionarySet;
 use crate::exports::prefix::PreparedPrefix;
 use crate::napi::ViewOr;
 
 /// A call's reference, told apart as `napi::ViewOr` says.
-pub type Reference<'a> = ViewOr<'a, PreparedDictionary, PreparedPrefix>;
+pub type Reference<'a> = ViewOr<'a, PreparedDictionary, PreparedPrefix, PreparedDictionarySet>;
+
+/// The dictionaries of a call's reference, if it is a set of them. Compression never takes one
+/// (`lib/options.js` has no such option for it), and would ignore it.
+pub fn set_of(reference: &Option<Reference<'_>>) -> Option<Arc<DictionarySet>> {
+  match reference {
+    Some(ViewOr::Third(set)) => Some(set.shared()),
+    _ => None,
+  }
+}
 
 /// The dictionary of a call's reference, if it is one.
 pub fn dictionary_of<'a>(reference: &Option<Reference<'a>>) -> Option<&'a PreparedDictionary> {

@@ -59,7 +59,9 @@ pub fn decompress_staged(
   input_length: u32,
   max_output_length: f64,
   window_log_max: u32,
-  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
+  #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined")] reference: Option<
+    Reference,
+  >,
   inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {

@@ -11,6 +11,7 @@ use zstd_pool_core::error::guarded;
 use zstd_pool_core::stream::{self as core, CompressState, DecompressState, Session};
 
 use crate::exports::dictionary::{prepared, PreparedDictionary};
+use crate::exports::dictionary_set::PreparedDictionarySet;
 use crate::napi::{queue, throw, Js, Task};
 
 /// What a compression step does after taking its input.
@@ -97,12 +98,23 @@ pub struct DecompressSession {
 
 #[napi]
 impl DecompressSession {
+  /// `dictionaries`, when given, are what each frame chooses from by its ID (`stream.js` never
+  /// gives it with `dictionary`, which it then ignores).
   #[napi(constructor)]
-  pub fn new(env: Env, max_output_length: f64, window_log_max: u32, dictionary: Option<&PreparedDictionary>) -> Result<Self> {
+  pub fn new(
+    env: Env,
+    max_output_length: f64,
+    window_log_max: u32,
+    dictionary: Option<&PreparedDictionary>,
+    dictionaries: Option<&PreparedDictionarySet>,
+  ) -> Result<Self> {
     let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
-    guarded(|| DecompressState::new(limits, prepared(dictionary)?))
-      .map(|state| Self { session: Session::new(state) })
-      .map_err(|failure| throw(&env, failure))
+    guarded(|| match dictionaries {
+      Some(set) => DecompressState::with_set(limits, set.shared()),
+      None => DecompressState::new(limits, prepared(dictionary)?),
+    })
+    .map(|state| Self { session: Session::new(state) })
+    .map_err(|failure| throw(&env, failure))
   }
 
   /// Copies `chunk` into the input of the next step (the caller may reuse it at once); the

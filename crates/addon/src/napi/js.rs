@@ -332,19 +332,25 @@ pub fn filled_buffer(env: &Env, len: usize, fill: impl FnOnce(&mut Uninit<'_>) -
   Ok(Js(value))
 }
 
-/// An argument that is a `Uint8Array` or an instance of one of two classes, told apart without
+/// An argument that is a `Uint8Array` or an instance of one of three classes, told apart without
 /// running JavaScript: by its typed-array layout, then by the classes' type tags (under WASI, by
 /// the class recorded when the object was wrapped), as napi-rs checks a class argument of its own.
 /// Not napi-rs's `Either`, which tells classes apart with `napi_instanceof`: that runs a class's
 /// `Symbol.hasInstance`, and code that reached the binding's classes could define one that
 /// shrinks or frees another argument while the call holds it.
-pub enum ViewOr<'a, A, B> {
+pub enum ViewOr<'a, A, B, C> {
   View(&'a [u8]),
   First(&'a A),
   Second(&'a B),
+  Third(&'a C),
 }
 
-impl<A: FromNapiRef + TypeName + 'static, B: FromNapiRef + TypeName + 'static> FromNapiValue for ViewOr<'_, A, B> {
+impl<A, B, C> FromNapiValue for ViewOr<'_, A, B, C>
+where
+  A: FromNapiRef + TypeName + 'static,
+  B: FromNapiRef + TypeName + 'static,
+  C: FromNapiRef + TypeName + 'static,
+{
   unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
     // SAFETY: napi-rs calls this on the JavaScript thread, for an argument of the call it is
     // converting, in that call's borrow scope (where a class conversion records its borrow). None
@@ -359,8 +365,11 @@ impl<A: FromNapiRef + TypeName + 'static, B: FromNapiRef + TypeName + 'static> F
       if let Ok(second) = B::from_napi_ref(env, value) {
         return Ok(ViewOr::Second(second));
       }
+      if let Ok(third) = C::from_napi_ref(env, value) {
+        return Ok(ViewOr::Third(third));
+      }
     }
-    let expected = format!("expected a Uint8Array, a {} or a {}", A::type_name(), B::type_name());
+    let expected = format!("expected a Uint8Array, a {}, a {} or a {}", A::type_name(), B::type_name(), C::type_name());
     Err(napi::Error::new(napi::Status::InvalidArg, expected))
   }
 }

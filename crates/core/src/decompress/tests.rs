@@ -24,14 +24,14 @@ fn streamed_frame(data: &[u8]) -> Vec<u8> {
 fn reads_the_sizes_of_every_frame_kind() {
   let data = text(1_000_000);
   let declared = zstd::bulk::compress(&data, 3).unwrap();
-  let sizes = frame_sizes(&declared).unwrap();
+  let sizes = frame_sizes(&declared, None).unwrap();
   assert_eq!(sizes.declared, Some(1_000_000));
   assert!(sizes.bound >= 1_000_000, "{sizes:?}");
   let mut skippable_then_streamed = vec![0x5e, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 7, 7];
   skippable_then_streamed.extend(streamed_frame(&data));
-  assert_eq!(frame_sizes(&skippable_then_streamed).unwrap().declared, None);
-  assert_eq!(frame_sizes(&declared[..declared.len() - 1]), None);
-  assert_eq!(frame_sizes(b""), None);
+  assert_eq!(frame_sizes(&skippable_then_streamed, None).unwrap().declared, None);
+  assert_eq!(frame_sizes(&declared[..declared.len() - 1], None), None);
+  assert_eq!(frame_sizes(b"", None), None);
 }
 
 #[test]
@@ -88,7 +88,10 @@ fn does_not_trust_a_header_that_claims_a_terabyte() {
   input.extend_from_slice(&(1u64 << 40).to_le_bytes());
   input.extend_from_slice(&[0x09, 0x00, 0x00, b'x']);
   assert!(matches!(decompress_all(&input, 1 << 20), Err(Failure::OutputTooLarge { .. })));
-  assert_eq!(frame_sizes(&input), Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40, dictionary: None }));
+  assert_eq!(
+    frame_sizes(&input, None),
+    Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40, dictionary: None, unmatched: None })
+  );
   assert!(matches!(plan_output(&input, unlimited(), None), Err(Failure::WindowTooLarge { .. })));
   let wide_open = Limits { window_log_max: MAX_WINDOW_LOG_MAX, ..unlimited() };
   assert!(matches!(plan_output(&input, wide_open, None), Err(Failure::WindowTooLarge { .. })));
