@@ -378,7 +378,9 @@ describe.skipIf(skipWithoutZstdCli)('the dictionaries option and the zstd tool',
       const file = join(dir, `dict-${i}`)
       writeFileSync(
         file,
-        i === 0 ? trainDictionarySync(training, { size: 8192 }) : trainDictionarySync(jsonRecords(3000, 3), { size: 4096, level: 9 }),
+        i === 0
+          ? trainDictionarySync(training, { size: 8192 })
+          : trainDictionarySync(jsonRecords(3000, 3), { size: 4096, level: 9 }),
       )
       expect(new Dictionary(readFileSync(file)).id).toBe(prepared.id)
       return file

@@ -19,7 +19,7 @@ fn records(kind: &str, count: usize) -> Vec<Vec<u8>> {
 fn dictionary(kind: &str) -> Arc<Prepared> {
   let samples = records(kind, 1500);
   let sizes: Vec<usize> = samples.iter().map(Vec::len).collect();
-  let bytes = crate::dict::train(&samples.concat(), &sizes, 2048, 3).unwrap();
+  let bytes = crate::dict::train(&samples.concat(), &sizes, 2048, crate::dict::default_params(3)).unwrap().dictionary;
   Arc::new(Prepared::new(bytes).unwrap())
 }
 
