@@ -32,6 +32,11 @@ export declare class CompressSession {
    */
   constructor(settings: Int32Array, dictionary?: PreparedDictionary | undefined | null, pledgedSize?: number | undefined | null)
   /**
+   * A session for the next frame of a seekable stream (`lib/seekable-writer.js`): this one's
+   * parameters and dictionary, no pledged size.
+   */
+  nextFrame(): CompressSession
+  /**
    * Copies `chunk` into the input of the next step (the caller may reuse it at once); the
    * bytes staged in all.
    */

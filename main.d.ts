@@ -140,11 +140,11 @@ export interface TrainOptions {
   level?: number
   /** libzstd's trainer: `'fastCover'` (the zstd tool's default) or `'cover'` (slower, sometimes a little better). */
   algorithm?: 'fastCover' | 'cover'
-  /** The segment size, `d` to the dictionary size; 0 or left out: the optimizer tries `steps` values from 50 to 2000. */
+  /** The segment size, `d` to the dictionary size (cover: to 2^20); 0 or left out: the optimizer tries `steps` values from 50 to 2000. */
   k?: number
   /** The d-mer size: 6 or 8 for fastCover, 1 to `k` for cover. Default: 8; 0: the optimizer tries 6 and 8. */
   d?: number
-  /** fastCover only: log2 of its frequency table, 1 to 31 (it takes 6 × 2^f bytes per thread). Default: 20. */
+  /** fastCover only: log2 of its frequency table, 1 to 31. It takes 6 × 2^f bytes per thread (6 MiB at 20, 6 GiB at 30). Default: 20. */
   f?: number
   /** fastCover only: how much of the samples it skips, 1 (none) to 10. Default: 1. */
   accel?: number
@@ -154,7 +154,7 @@ export interface TrainOptions {
   splitPoint?: number
   /** Threads the optimizer trains on, 1 to the `workers` bound (1 in the WebAssembly build). Default: 1. */
   threads?: number
-  /** The dictionary ID, 1 to 2^32 - 1; 0 or left out: a random one (as the zstd tool). */
+  /** The dictionary ID, 1 to 2^32 - 1; 0 or left out: one derived from the dictionary's content (as the zstd tool). */
   dictId?: number
   /** `trainDictionary` only: rejects the Promise at once (a training already running finishes on its thread, unused). */
   signal?: AbortSignal

@@ -9,13 +9,12 @@ const { Readable } = require('node:stream')
 
 const { binding } = require('./lib/binding.js')
 const { decompress } = require('./lib/calls.js')
-const { FLUSH } = require('./lib/engine.js')
 const { coded, invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions } = require('./lib/options.js')
 const { bytes } = require('./lib/primordials.js')
 const { ownMemory } = require('./lib/staging.js')
 const { SeekableWriter } = require('./lib/seekable-writer.js')
-const { split, webPair, ZstdTransform } = require('./lib/stream-sides.js')
+const { flushStream, split, webPair, ZstdTransform } = require('./lib/stream-sides.js')
 const { integer, optionsObject } = require('./lib/validate.js')
 const { compressMany, compressManySync } = require('./many.js')
 const { frameInfo } = require('./frame.js')
@@ -136,7 +135,7 @@ class ZstdSeekableCompress extends ZstdTransform {
    * flush(callback) takes it: what was written so far can be read back by a seekable reader once
    * the table is written, and is decodable now. */
   flush(callback) {
-    this.write(FLUSH, callback)
+    flushStream(this, callback)
   }
 }
 

@@ -2,10 +2,10 @@
 // Node and Web streams over the native sessions of crates/core/src/stream.rs, both driven by one engine
 // (lib/engine.js) from the sides of lib/stream-sides.js.
 
-const { Engine, FLUSH } = require('./lib/engine.js')
+const { Engine } = require('./lib/engine.js')
 const { coded } = require('./lib/errors.js')
 const { compressOptions, decompressOptions } = require('./lib/options.js')
-const { split, webPair, ZstdTransform } = require('./lib/stream-sides.js')
+const { flushStream, split, webPair, ZstdTransform } = require('./lib/stream-sides.js')
 const { integer } = require('./lib/validate.js')
 
 const { CompressSession, DecompressSession } = require('./lib/binding.js').binding
@@ -39,7 +39,7 @@ class ZstdCompress extends ZstdTransform {
 
   /** Emits everything written so far as decodable data (zstd's flush), for live protocols. */
   flush(callback) {
-    this.write(FLUSH, callback)
+    flushStream(this, callback)
   }
 }
 

@@ -305,6 +305,42 @@ describe('createSeekableCompressStream and ZstdSeekableCompressionStream', () =>
     expect((await mixedReader.read(0, 100)).toString()).toBe('01234560123456789abcdefghij-')
   })
 
+  it('end cleanly after a flush() that comes after end(), as node:zlib streams do, the table written', async () => {
+    const stream = createSeekableCompressStream()
+    const out = buffer(stream)
+    stream.end('all of it')
+    let called = 0
+    stream.flush(() => called++)
+    const reader = await openSeekable(await out)
+    expect((await reader.read(0, 100)).toString()).toBe('all of it')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(called).toBe(1)
+    // Once the stream has finished, the callback still comes.
+    stream.flush(() => called++)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(called).toBe(2)
+  })
+
+  it('keep the dictionary they were made with when it is disposed of mid-stream, as other streams do', async () => {
+    const { Dictionary, trainDictionarySync } = await import('zstd-pool')
+    const records = Array.from({ length: 2000 }, (_, i) => Buffer.from(`{"id":${i},"user":"user${i % 97}","ok":${i % 3 === 0}}`))
+    const bytes = trainDictionarySync(records, { size: 4096 })
+    const dictionary = new Dictionary(bytes)
+    const stream = createSeekableCompressStream({ dictionary, frameSize: 1000 })
+    const out = buffer(stream)
+    const content = Buffer.concat(records.slice(0, 300))
+    stream.write(content.subarray(0, 1500))
+    dictionary[Symbol.dispose]()
+    stream.end(content.subarray(1500))
+    const reader = await openSeekable(await out, { dictionary: new Dictionary(bytes) })
+    expect(reader.frameCount).toBe(Math.ceil(content.length / 1000))
+    expect((await reader.read(0, content.length)).equals(content)).toBe(true)
+    // Made after the dispose: refused, as other streams are.
+    expect(() => createSeekableCompressStream({ dictionary })).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_STATE' }),
+    )
+  })
+
   it('the Web form writes the same file, and cannot be given anything but bytes', async () => {
     const web = new ZstdSeekableCompressionStream({ frameSize: 30_000 })
     const file = Buffer.from(await new Response(new Blob([data]).stream().pipeThrough(web)).arrayBuffer())

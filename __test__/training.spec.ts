@@ -119,6 +119,32 @@ describe('trainDictionary: libzstd trainers and their parameters', () => {
     await expect(trainDictionary('samples' as any)).rejects.toThrow(TypeError)
   })
 
+  it("copies each sample's own bytes, whatever its length getter or valueOf says", () => {
+    class Liar extends Uint8Array {
+      get length() {
+        return 4000
+      }
+      valueOf() {
+        return new Uint8Array(4000).fill(66)
+      }
+    }
+    // One byte each: too little to train on, and said so with the bytes it really had.
+    expect(() => trainDictionarySync([new Liar(1)])).toThrowError(
+      expect.objectContaining({ message: expect.stringMatching(/1 samples \(1 bytes\)/) }),
+    )
+    const finalized = finalizeDictionarySync(new Liar(1), training)
+    // The content is the 1 byte given (padded by libzstd), not 4000 bytes of anything else.
+    expect(finalized.length).toBeLessThan(400)
+    expect(finalized.includes(Buffer.alloc(16, 66))).toBe(false)
+  })
+
+  it('refuses a cover k past 2^20 (libzstd overflows from 2^30), and a k longer than the samples hold', () => {
+    expect(() => trainDictionarySync(training, { algorithm: 'cover', k: 2 ** 20 + 1, size: 2 ** 21 })).toThrowError(outOfRange)
+    expect(() => trainDictionarySync(jsonRecords(10), { k: 4000, d: 8, size: 4096 })).toThrowError(
+      expect.objectContaining({ code: 'ZSTD_error_dictionaryCreation_failed' }),
+    )
+  })
+
   it('reads each sample once, before any native code runs, async too', async () => {
     const samples: Buffer[] = training.slice(0, 2000)
     let reads = 0

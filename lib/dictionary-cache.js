@@ -8,8 +8,8 @@
 
 const { Dictionary } = require('./dictionary.js')
 const { coded, invalidType } = require('./errors.js')
-const { bufferFrom, compare } = require('#platform')
-const { bytes, isBinary, lengthOf } = require('./primordials.js')
+const { compare } = require('#platform')
+const { bytes, copyOf, isBinary, lengthOf } = require('./primordials.js')
 
 /** Dictionaries kept, the most recently used last: { bytes, prepared, pins, out }. */
 const kept = []
@@ -39,7 +39,7 @@ function keptDictionary(value) {
     entry.pins++
     return entry.prepared
   }
-  const copy = bufferFrom(view)
+  const copy = copyOf(view)
   let prepared
   try {
     prepared = new Dictionary(copy)

@@ -7,8 +7,8 @@ const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
 const { coded, invalidType, invalidValue, outOfRange } = require('./errors.js')
 const { DEFAULT_LEVEL, level, workers } = require('./parameters.js')
-const { bufferFrom, concat } = require('#platform')
-const { bytes } = require('./primordials.js')
+const { allocUnsafeSlow } = require('#platform')
+const { bytes, copyOf, lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 const { Prepared, nativeOf } = require('./prepared.js')
 const { materialize } = require('./results.js')
 const { integer, optionsObject, signal } = require('./validate.js')
@@ -55,17 +55,48 @@ const MAX_F = 31
 const MAX_ACCEL = 10
 /** The smallest `k` libzstd's optimizer takes when it chooses `d` (its largest `d`, 8). */
 const MIN_K_FOR_ANY_D = 8
+/** cover's largest `k`: its map of segments takes 32 bytes per unit of `k` (32 MiB here), and
+ * libzstd 1.5.7 overflows a shift from 2^30 (COVER_map_init). zstd calls 16 to 2048 reasonable. */
+const MAX_COVER_K = 2 ** 20
 /** The smallest `k` libzstd's optimizer tries, which `d` may not pass. */
 const MIN_OPTIMIZED_K = 50
 
-/** The samples, each read once and copied at once, so that reading a later one (a getter)
- * cannot change an earlier one: end to end, and their sizes. */
+/** The samples end to end, and their sizes: each read once and copied at once (so that reading a
+ * later one, a getter, cannot change an earlier one) into one buffer that doubles as it fills,
+ * rather than a Buffer each (a million samples took seconds of the main thread that way). */
 function samplesOf(samples) {
   if (!Array.isArray(samples)) throw invalidType('samples', 'an instance of Array', samples)
-  const copies = []
-  for (let i = 0; i < samples.length; i++) copies.push(bufferFrom(bytes(samples[i], `samples[${i}]`)))
-  return { joined: concat(copies), sizes: Uint32Array.from(copies, (copy) => copy.length) }
+  const count = samples.length
+  const sizes = new Uint32Array(count)
+  let joined = allocUnsafeSlow(Math.min(count * 64, FIRST_ROOM))
+  let used = 0
+  for (let i = 0; i < count; i++) {
+    const view = bytes(samples[i], `samples[${i}]`)
+    const length = lengthOf(view)
+    if (length > MAX_UINT32 - used) throw outOfRange('samples', `at most ${MAX_UINT32} bytes in all`, used + length)
+    if (used + length > lengthOf(joined)) joined = grown(joined, used, used + length)
+    typedArraySet.call(joined, view, used)
+    sizes[i] = length
+    used += length
+  }
+  return { joined: copyOf(firstBytes(joined, used)), sizes }
 }
+
+/** A buffer of at least `least` bytes (double the old one's, at the least) holding the first
+ * `used` bytes of `old`. */
+function grown(old, used, least) {
+  const bigger = allocUnsafeSlow(Math.max(least, lengthOf(old) * 2))
+  typedArraySet.call(bigger, firstBytes(old, used))
+  return bigger
+}
+
+/** A view of the first `length` bytes of `buffer`, one of this module's own. */
+function firstBytes(buffer, length) {
+  return new Uint8Array(typedArrayGetters.buffer.call(buffer), typedArrayGetters.byteOffset.call(buffer), length)
+}
+
+/** The joined samples' first buffer, at most: it doubles from there as they need. */
+const FIRST_ROOM = 1 << 20
 
 /** An option of one algorithm given for the other. */
 function notFor(name, algorithm) {
@@ -102,7 +133,8 @@ function trainingOptions(options) {
     level: level(levelValue, 'options.level'),
   }
   if (checked.threads === 0) throw outOfRange('options.threads', 'an integer >= 1', 0)
-  if (k !== 0) integer(k, 'options.k', Math.max(checked.d, checked.d === 0 ? MIN_K_FOR_ANY_D : 1), checked.size)
+  const maxK = cover ? Math.min(checked.size, MAX_COVER_K) : checked.size
+  if (k !== 0) integer(k, 'options.k', Math.max(checked.d, checked.d === 0 ? MIN_K_FOR_ANY_D : 1), maxK)
   else if (checked.d > MIN_OPTIMIZED_K)
     throw outOfRange('options.d', `<= ${MIN_OPTIMIZED_K} when the optimizer chooses k`, checked.d)
   const params = [cover ? 1 : 0, k, checked.d, checked.f ?? 0, checked.accel ?? 0, checked.steps, checked.splitPoint]
@@ -195,8 +227,9 @@ const HEADER_ROOM = 512
 /** The content, read once, and checked to fit a dictionary. */
 function contentOf(content) {
   const view = bytes(content, 'content')
-  if (view.length > MAX_SIZE) throw outOfRange('content.length', `<= ${MAX_SIZE}`, view.length)
-  return bufferFrom(view)
+  const length = lengthOf(view)
+  if (length > MAX_SIZE) throw outOfRange('content.length', `<= ${MAX_SIZE}`, length)
+  return copyOf(view)
 }
 
 /**

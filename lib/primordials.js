@@ -4,7 +4,7 @@
 // an input as bytes that every face uses.
 
 const { invalidType } = require('./errors.js')
-const { INPUT_TYPES, types, utf8 } = require('#platform')
+const { INPUT_TYPES, allocUnsafeSlow, types, utf8 } = require('#platform')
 const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array } = types
 
 const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype)
@@ -49,6 +49,15 @@ function viewOrEmpty(view) {
   }
 }
 
+/** A Buffer holding a copy of `view`'s bytes, sized and filled from the view's own memory: not
+ * `Buffer.from(view)`, which asks the view's `length` (a subclass's getter may say anything, and
+ * Node 20 then copies that many bytes of its pool, stale memory included) and `valueOf`. */
+function copyOf(view) {
+  const copy = allocUnsafeSlow(lengthOf(view))
+  typedArraySet.call(copy, view)
+  return copy
+}
+
 /** Whether `value` is bytes of a kind other than a string: a view or an ArrayBuffer. */
 function isBinary(value) {
   return isTypedArray(value) || isDataView(value) || isAnyArrayBuffer(value)
@@ -56,6 +65,7 @@ function isBinary(value) {
 
 module.exports = {
   bytes,
+  copyOf,
   isBinary,
   lengthOf,
   typedArrayGetters,

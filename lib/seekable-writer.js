@@ -15,15 +15,22 @@ const { CompressSession } = binding
 const MAX_FRAMES = 0x0800_0000
 
 /** Bytes `from` to `to` of `view`, as a view of its own made through the getters taken when
- * lib/primordials.js loaded (a chunk's own `subarray` may do anything). */
+ * lib/primordials.js loaded (a chunk's own `subarray` may do anything); no bytes once they are
+ * gone (the buffer detached, or shrunk below them). */
 function piece(view, from, to) {
-  const offset = typedArrayGetters.byteOffset.call(view)
-  return new Uint8Array(typedArrayGetters.buffer.call(view), offset + from, to - from)
+  try {
+    const offset = typedArrayGetters.byteOffset.call(view)
+    return new Uint8Array(typedArrayGetters.buffer.call(view), offset + from, to - from)
+  } catch {
+    return new Uint8Array(0)
+  }
 }
 
 class SeekableWriter {
-  #parameters
-  #dictionary
+  /** The first frame's session, made with the stream (a disposed Dictionary fails it here, as it
+   * fails other streams); each later frame's is made from it, which holds the dictionary. */
+  #seed
+  #seedUsed = false
   #frameSize
   #deliver
   #onError
@@ -34,12 +41,16 @@ class SeekableWriter {
   #compressed = 0 // bytes of output of the current frame
   #tail = new Uint8Array(4) // its last 4 bytes: its checksum, when it has one
   #checksummed = false // whether its header says it ends with a checksum
-  #sizes = [] // each frame's compressed size, content size, and checksum (or -1)
+  /** Each frame's compressed size, content size and checksum, end to end: a typed array that
+   * doubles as it fills (a JS array of numbers reached V8's limit on array length at about 45
+   * million frames, short of the format's limit). */
+  #table = new Uint32Array(3 * 64)
+  #frames = 0
+  #allChecksummed = true // whether every frame so far ends with a checksum
   #closed = null
 
   constructor({ parameters, dictionary, frameSize }, deliver, onError) {
-    this.#parameters = parameters
-    this.#dictionary = dictionary
+    this.#seed = new CompressSession(parameters, dictionary, undefined)
     this.#frameSize = frameSize
     this.#deliver = deliver
     this.#onError = onError
@@ -56,16 +67,14 @@ class SeekableWriter {
   }
 
   async #writeCut(chunk, length) {
-    // Every piece is made before the first await: code that runs meanwhile may detach or shrink
-    // the chunk's buffer, and then the pieces left read as no bytes (see #append).
-    const pieces = []
+    // Each piece is made as its turn comes, over what the chunk's buffer holds then: code that
+    // runs meanwhile may detach or shrink it, and the pieces left then read as no bytes (see
+    // #append). Making them all first cost a view per frame at once: millions for a large chunk
+    // and a frameSize of a few bytes.
     for (let at = 0, room = this.#frameSize - this.#content; at < length; room = this.#frameSize) {
       const to = Math.min(length, at + room)
-      pieces.push(piece(chunk, at, to))
+      await this.#append(piece(chunk, at, to))
       at = to
-    }
-    for (const next of pieces) {
-      await this.#append(next)
       if (this.#content >= this.#frameSize) await this.#endFrame()
     }
   }
@@ -75,10 +84,11 @@ class SeekableWriter {
   #append(view) {
     if (this.#closed) throw this.#closed.reason
     if (this.#frame === null) {
-      if (this.#sizes.length / 3 >= MAX_FRAMES) {
+      if (this.#frames >= MAX_FRAMES) {
         throw coded(new RangeError(`zstd-pool: a seekable file holds at most ${MAX_FRAMES} frames`), 'ERR_OUT_OF_RANGE')
       }
-      const session = new CompressSession(this.#parameters, this.#dictionary, undefined)
+      const session = this.#seedUsed ? this.#seed.nextFrame() : this.#seed
+      this.#seedUsed = true
       this.#frame = new Engine(session, false, this.#deliverFrame, this.#onError, true)
     }
     this.#content += lengthOf(view)
@@ -104,8 +114,14 @@ class SeekableWriter {
     if (frame === null) return
     await frame.end()
     const tail = this.#tail
-    const checksum = this.#checksummed ? (tail[0] | (tail[1] << 8) | (tail[2] << 16) | (tail[3] << 24)) >>> 0 : -1
-    this.#sizes.push(this.#compressed, this.#content, checksum)
+    const checksum = this.#checksummed ? (tail[0] | (tail[1] << 8) | (tail[2] << 16) | (tail[3] << 24)) >>> 0 : 0
+    this.#allChecksummed &&= this.#checksummed
+    if (3 * this.#frames === this.#table.length) {
+      const grown = new Uint32Array(2 * this.#table.length)
+      grown.set(this.#table)
+      this.#table = grown
+    }
+    this.#table.set([this.#compressed, this.#content, checksum], 3 * this.#frames++)
     this.#frame = null
     this.#content = 0
     this.#compressed = 0
@@ -123,12 +139,11 @@ class SeekableWriter {
   async end() {
     if (this.#closed) throw this.#closed.reason
     await this.#endFrame()
-    const sizes = this.#sizes
-    const count = sizes.length / 3
-    const column = (at) => Uint32Array.from({ length: count }, (_, i) => sizes[3 * i + at])
-    const checksums = column(2)
-    const listed = sizes.every((value, i) => i % 3 !== 2 || value >= 0)
-    const table = binding.seekTableFrame(column(0), column(1), listed ? checksums : undefined)
+    // A stream given nothing made no frame: its first frame's session goes unused.
+    if (!this.#seedUsed) this.#seed.close()
+    const count = this.#frames
+    const column = (at) => Uint32Array.from({ length: count }, (_, i) => this.#table[3 * i + at])
+    const table = binding.seekTableFrame(column(0), column(1), this.#allChecksummed ? column(2) : undefined)
     if (this.#closed) throw this.#closed.reason
     await this.#deliver(table)
   }
@@ -137,6 +152,7 @@ class SeekableWriter {
   close(reason) {
     this.#closed ??= { reason }
     this.#frame?.close(reason)
+    if (!this.#seedUsed) this.#seed.close()
   }
 }
 

@@ -16,6 +16,18 @@ function split(options) {
   return [{ highWaterMark, signal }, zstd]
 }
 
+/** A compress stream's `flush(callback)`, as node:zlib's: the engine's flush, except after
+ * `end()`, when there is nothing left to flush and the callback comes once the stream has ended. */
+function flushStream(stream, callback) {
+  if (stream.writableFinished) {
+    if (callback) queueMicrotask(callback)
+  } else if (stream.writableEnded) {
+    if (callback) stream.once('end', callback)
+  } else {
+    stream.write(FLUSH, callback)
+  }
+}
+
 /** Node's side of the engine: outputs are pushed, and wait for `_read` when the reader is full. */
 class ZstdTransform extends Transform {
   #engine
@@ -153,4 +165,4 @@ function webPair(makeEngine) {
   return { readable, writable }
 }
 
-module.exports = { split, webPair, ZstdTransform }
+module.exports = { flushStream, split, webPair, ZstdTransform }

@@ -89,6 +89,11 @@ pub struct Trained {
 /// `sizes[i]` bytes each, as `params` say.
 pub fn train(samples: &[u8], sizes: &[usize], size: usize, params: TrainParams) -> Result<Trained, Failure> {
   let mut dictionary = room_for(samples, sizes, size, samples.len())?;
+  // Segments longer than the samples (which bound the dictionary's room): nothing to learn from,
+  // rather than libzstd's "parameter out of bound" for a `k` the caller kept within `size`.
+  if params.k as usize > dictionary.len() {
+    return Err(Failure::TrainingFailed { samples: sizes.len(), bytes: samples.len(), size });
+  }
   let (written, params) =
     crate::ffi::train(&mut dictionary, samples, sizes, params).map_err(|code| failed(code, sizes.len(), samples.len(), size))?;
   dictionary.truncate(written);

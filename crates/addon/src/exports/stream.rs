@@ -40,6 +40,10 @@ impl From<Flush> for core::Flush {
 #[napi]
 pub struct CompressSession {
   session: Arc<Session<CompressState>>,
+  /// What [`CompressSession::next_frame`] makes the next session with: the dictionary held
+  /// here, so that a Dictionary disposed of meanwhile does not stop a seekable stream.
+  params: CompressParams,
+  dictionary: Option<Arc<zstd_pool_core::dict::Prepared>>,
 }
 
 #[napi]
@@ -48,15 +52,27 @@ impl CompressSession {
   /// it is given differs.
   #[napi(constructor)]
   pub fn new(env: Env, settings: &[i32], dictionary: Option<&PreparedDictionary>, pledged_size: Option<f64>) -> Result<Self> {
-    let state = guarded(|| {
+    let made = guarded(|| {
       // Streams compress on one thread: the settings' workers do not apply.
       let params = CompressParams { workers: 0, ..CompressParams::from_settings(settings)? };
-      CompressState::new(params, pledged_size.map(|size| size as u64), prepared(dictionary)?)
+      let dictionary = prepared(dictionary)?;
+      let state = CompressState::new(params, pledged_size.map(|size| size as u64), dictionary.clone())?;
+      Ok(Self { session: Session::new(state), params, dictionary })
     });
     if let Some(dictionary) = dictionary {
       dictionary.report(&env);
     }
-    state.map(|state| Self { session: Session::new(state) }).map_err(|failure| throw(&env, failure))
+    made.map_err(|failure| throw(&env, failure))
+  }
+
+  /// A session for the next frame of a seekable stream (`lib/seekable-writer.js`): this one's
+  /// parameters and dictionary, no pledged size.
+  #[napi]
+  pub fn next_frame(&self, env: Env) -> Result<CompressSession> {
+    let (params, dictionary) = (self.params, self.dictionary.clone());
+    guarded(|| CompressState::new(params, None, dictionary.clone()))
+      .map(|state| Self { session: Session::new(state), params, dictionary })
+      .map_err(|failure| throw(&env, failure))
   }
 
   /// Copies `chunk` into the input of the next step (the caller may reuse it at once); the
