@@ -75,6 +75,7 @@ impl Prepared {
 /// The smallest dictionary libzstd trains (ZDICT_DICTSIZE_MIN).
 const MIN_DICTIONARY_SIZE: usize = 256;
 
+use crate::ffi::Build;
 pub use crate::ffi::TrainParams;
 
 /// What training made: the dictionary, and the parameters it was made with (`k` and `d` as the
@@ -94,8 +95,9 @@ pub fn train(samples: &[u8], sizes: &[usize], size: usize, params: TrainParams) 
   if params.k as usize > dictionary.len() {
     return Err(Failure::TrainingFailed { samples: sizes.len(), bytes: samples.len(), size });
   }
-  let (written, params) =
-    crate::ffi::train(&mut dictionary, samples, sizes, params).map_err(|code| failed(code, sizes.len(), samples.len(), size))?;
+  let (written, chosen) = crate::ffi::build(&mut dictionary, samples, sizes, Build::Train(params))
+    .map_err(|code| failed(code, sizes.len(), samples.len(), size))?;
+  let params = chosen.unwrap_or(params);
   dictionary.truncate(written);
   Ok(Trained { dictionary, params })
 }
@@ -113,7 +115,7 @@ pub fn finalize(
 ) -> Result<Vec<u8>, Failure> {
   // The dictionary holds at most the content, plus its header (entropy tables: well under 1 KiB).
   let mut dictionary = room_for(samples, sizes, size, content.len().saturating_add(1024))?;
-  let written = crate::ffi::finalize(&mut dictionary, content, samples, sizes, level, dict_id)
+  let (written, _) = crate::ffi::build(&mut dictionary, samples, sizes, Build::Finalize { content, level, dict_id })
     .map_err(|code| failed(code, sizes.len(), samples.len(), size))?;
   dictionary.truncate(written);
   Ok(dictionary)

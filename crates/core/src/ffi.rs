@@ -61,63 +61,88 @@ pub struct TrainParams {
   pub level: i32,
 }
 
-/// Trains a dictionary into `dictionary` from `samples`, given end to end, `sizes[i]` bytes each
-/// (which must add up to `samples.len()`), with libzstd's cover or fastCover trainer: its
-/// optimizer when `k` or `d` is left to it (as `zstd --train` does), else one training. The
-/// dictionary's length and the parameters used (the optimizer's choice of `k` and `d`), or
-/// libzstd's error code.
-pub fn train(dictionary: &mut [u8], samples: &[u8], sizes: &[usize], params: TrainParams) -> Result<(usize, TrainParams), usize> {
+/// What a dictionary is built from, besides samples.
+pub enum Build<'a> {
+  /// libzstd's cover or fastCover trainer: its optimizer when `k` or `d` is left to it (as
+  /// `zstd --train` does), else one training.
+  Train(TrainParams),
+  /// `content` (the end of it, if it does not fit) and the entropy statistics of the samples
+  /// compressed against it, for `level`, with `dict_id` (0 for one derived from the content).
+  Finalize { content: &'a [u8], level: i32, dict_id: u32 },
+}
+
+/// Builds a dictionary into `dictionary` from `samples`, given end to end, `sizes[i]` bytes each
+/// (which must add up to `samples.len()`), as `build` says: its length and, for a training, the
+/// parameters used (the optimizer's choice of `k` and `d`); or libzstd's error code.
+pub fn build(
+  dictionary: &mut [u8],
+  samples: &[u8],
+  sizes: &[usize],
+  build: Build<'_>,
+) -> Result<(usize, Option<TrainParams>), usize> {
   debug_assert_eq!(sizes.iter().sum::<usize>(), samples.len());
   let count =
     u32::try_from(sizes.len()).map_err(|_| crate::error::zstd_error(zstd_sys::ZSTD_ErrorCode::ZSTD_error_srcSize_wrong))?;
-  let optimize = params.k == 0 || params.d == 0;
-  let z_params = zstd_sys::ZDICT_params_t { compressionLevel: params.level, notificationLevel: 0, dictID: params.dict_id };
   let (dict, dict_len, samples_at, sizes_at) =
     (dictionary.as_mut_ptr().cast(), dictionary.len(), samples.as_ptr().cast(), sizes.as_ptr());
-  let mut chosen = params;
+  let z_params = |level, dict_id| zstd_sys::ZDICT_params_t { compressionLevel: level, notificationLevel: 0, dictID: dict_id };
+  let mut chosen = None;
   // SAFETY: the parameter structs are plain integers and floats, filled in whole; libzstd writes
-  // at most `dictionary.len()` bytes into `dictionary`, reads `samples` as `sizes` say (they add
-  // up to its length), and writes back only the parameter struct it is given; ZDICT_isError is a
-  // pure function.
+  // at most `dictionary.len()` bytes into `dictionary` (distinct from `content`: Rust borrows),
+  // reads `content` whole and `samples` as `sizes` say (they add up to its length), and writes back
+  // only the parameter struct it is given; ZDICT_isError is a pure function.
   let (written, failed) = unsafe {
-    let written = if params.cover {
-      let mut cover = zstd_sys::ZDICT_cover_params_t {
-        k: params.k,
-        d: params.d,
-        steps: params.steps,
-        nbThreads: params.threads,
-        splitPoint: params.split_point,
-        shrinkDict: 0,
-        shrinkDictMaxRegression: 0,
-        zParams: z_params,
-      };
-      let written = if optimize {
-        zstd_sys::ZDICT_optimizeTrainFromBuffer_cover(dict, dict_len, samples_at, sizes_at, count, &mut cover)
-      } else {
-        zstd_sys::ZDICT_trainFromBuffer_cover(dict, dict_len, samples_at, sizes_at, count, cover)
-      };
-      (chosen.k, chosen.d) = (cover.k, cover.d);
-      written
-    } else {
-      let mut fast = zstd_sys::ZDICT_fastCover_params_t {
-        k: params.k,
-        d: params.d,
-        f: params.f,
-        steps: params.steps,
-        nbThreads: params.threads,
-        splitPoint: params.split_point,
-        accel: params.accel,
-        shrinkDict: 0,
-        shrinkDictMaxRegression: 0,
-        zParams: z_params,
-      };
-      let written = if optimize {
-        zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover(dict, dict_len, samples_at, sizes_at, count, &mut fast)
-      } else {
-        zstd_sys::ZDICT_trainFromBuffer_fastCover(dict, dict_len, samples_at, sizes_at, count, fast)
-      };
-      (chosen.k, chosen.d) = (fast.k, fast.d);
-      written
+    let written = match build {
+      Build::Finalize { content, level, dict_id } => zstd_sys::ZDICT_finalizeDictionary(
+        dict,
+        dict_len,
+        content.as_ptr().cast(),
+        content.len(),
+        samples_at,
+        sizes_at,
+        count,
+        z_params(level, dict_id),
+      ),
+      Build::Train(params) if params.cover => {
+        let mut cover = zstd_sys::ZDICT_cover_params_t {
+          k: params.k,
+          d: params.d,
+          steps: params.steps,
+          nbThreads: params.threads,
+          splitPoint: params.split_point,
+          shrinkDict: 0,
+          shrinkDictMaxRegression: 0,
+          zParams: z_params(params.level, params.dict_id),
+        };
+        let written = if params.k == 0 || params.d == 0 {
+          zstd_sys::ZDICT_optimizeTrainFromBuffer_cover(dict, dict_len, samples_at, sizes_at, count, &mut cover)
+        } else {
+          zstd_sys::ZDICT_trainFromBuffer_cover(dict, dict_len, samples_at, sizes_at, count, cover)
+        };
+        chosen = Some(TrainParams { k: cover.k, d: cover.d, ..params });
+        written
+      }
+      Build::Train(params) => {
+        let mut fast = zstd_sys::ZDICT_fastCover_params_t {
+          k: params.k,
+          d: params.d,
+          f: params.f,
+          steps: params.steps,
+          nbThreads: params.threads,
+          splitPoint: params.split_point,
+          accel: params.accel,
+          shrinkDict: 0,
+          shrinkDictMaxRegression: 0,
+          zParams: z_params(params.level, params.dict_id),
+        };
+        let written = if params.k == 0 || params.d == 0 {
+          zstd_sys::ZDICT_optimizeTrainFromBuffer_fastCover(dict, dict_len, samples_at, sizes_at, count, &mut fast)
+        } else {
+          zstd_sys::ZDICT_trainFromBuffer_fastCover(dict, dict_len, samples_at, sizes_at, count, fast)
+        };
+        chosen = Some(TrainParams { k: fast.k, d: fast.d, ..params });
+        written
+      }
     };
     (written, zstd_sys::ZDICT_isError(written) != 0)
   };
@@ -125,44 +150,6 @@ pub fn train(dictionary: &mut [u8], samples: &[u8], sizes: &[usize], params: Tra
     Err(written)
   } else {
     Ok((written, chosen))
-  }
-}
-
-/// Makes a dictionary in `dictionary` of `content` (the end of it, if it does not fit) and the
-/// entropy statistics of `samples` (as [`train`] takes them) compressed against it, for `level`,
-/// with `dict_id` (0 for one derived from the content); its length, or libzstd's error code.
-pub fn finalize(
-  dictionary: &mut [u8],
-  content: &[u8],
-  samples: &[u8],
-  sizes: &[usize],
-  level: i32,
-  dict_id: u32,
-) -> Result<usize, usize> {
-  debug_assert_eq!(sizes.iter().sum::<usize>(), samples.len());
-  let count =
-    u32::try_from(sizes.len()).map_err(|_| crate::error::zstd_error(zstd_sys::ZSTD_ErrorCode::ZSTD_error_srcSize_wrong))?;
-  let z_params = zstd_sys::ZDICT_params_t { compressionLevel: level, notificationLevel: 0, dictID: dict_id };
-  // SAFETY: `dictionary` and `content` are distinct (Rust borrows); libzstd writes at most
-  // `dictionary.len()` bytes into `dictionary`, reads `content` whole and `samples` as `sizes` say
-  // (they add up to its length); ZDICT_isError is a pure function.
-  let (written, failed) = unsafe {
-    let written = zstd_sys::ZDICT_finalizeDictionary(
-      dictionary.as_mut_ptr().cast(),
-      dictionary.len(),
-      content.as_ptr().cast(),
-      content.len(),
-      samples.as_ptr().cast(),
-      sizes.as_ptr(),
-      count,
-      z_params,
-    );
-    (written, zstd_sys::ZDICT_isError(written) != 0)
-  };
-  if failed {
-    Err(written)
-  } else {
-    Ok(written)
   }
 }
 
