@@ -113,7 +113,7 @@ export declare class PreparedDictionary {
 
 /**
  * The dictionaries a decompression's frames choose from, held by the set (a `Dictionary`
- * disposed later stays usable by it, as by a call already running).
+ * disposed later stays usable by it, as by a call already running) until it is released.
  */
 export declare class PreparedDictionarySet {
   /**
@@ -122,8 +122,14 @@ export declare class PreparedDictionarySet {
    * frame can name it) and two with the same ID.
    */
   constructor(dictionaries: Array<PreparedDictionary>)
-  /** How many dictionaries the set holds. */
+  /** How many dictionaries the set holds (0 once released). */
   get size(): number
+  /**
+   * Lets go of the dictionaries now rather than when the object is collected (`lib/options.js`
+   * keeps a few sets for reuse, and releases them when a Dictionary is disposed of, so that its
+   * memory goes at once). Later calls given the set fail.
+   */
+  release(): void
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   decompressMany,
   decompressManySync,
   decompressSync,
+  finalizeDictionarySync,
   openSeekable,
   Prefix,
   trainDictionarySync,
@@ -354,6 +355,31 @@ describe('the dictionaries option: each frame decoded with the dictionary its ID
     expect(() => decompressSync(frames, { dictionaries: kept })).toThrowError(
       expect.objectContaining({ code: 'ERR_INVALID_STATE' }),
     )
+  })
+
+  it('let a disposed dictionary go at once, even one given in a kept array, and read a length once', () => {
+    // A 1 MiB dictionary holds several MiB natively: 300 of them kept alive would be gigabytes.
+    const content = Buffer.concat(jsonRecords(4500, 5)).subarray(0, 1 << 20)
+    const bytes = finalizeDictionarySync(content, training, { dictId: 70_000 })
+    const frame = compressSync(a, { dictionary: other })
+    const kept = [other, other]
+    const before = process.memoryUsage().rss
+    for (let i = 0; i < 300; i++) {
+      const big = new Dictionary(bytes)
+      kept[1] = big
+      expect(decompressSync(frame, { dictionaries: kept }).equals(a)).toBe(true)
+      big[Symbol.dispose]()
+    }
+    expect(process.memoryUsage().rss - before).toBeLessThan(512 << 20)
+    // A length that is no number (a Proxy's may be anything) is refused before any element is read.
+    let reads = 0
+    const lying = new Proxy([other], {
+      get: (target, key) => (key === 'length' ? { valueOf: () => (reads++ ? 1100 : 1) } : Reflect.get(target, key)),
+    })
+    expect(() => decompressSync(frame, { dictionaries: lying })).toThrowError(
+      expect.objectContaining({ code: 'ERR_OUT_OF_RANGE' }),
+    )
+    expect(reads).toBe(0)
   })
 
   it('keep dictionaries disposed after the option was read; refuse one disposed before', async () => {

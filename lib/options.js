@@ -33,12 +33,19 @@ function dictionary(value) {
 /** The most dictionaries `dictionaries` takes (the native set's bound, crates/core/src/dict_set.rs). */
 const MAX_DICTIONARIES = 1024
 
-/** The native set made for an array given as `dictionaries`, and what it held then, by array: a
- * call given the same array, holding the same dictionaries, takes the same set (making one costs
- * more than decoding a small frame). Emptied whenever a Dictionary or Prefix is disposed, so that
- * a disposed one fails later calls as it does alone. A set lives as long as its array. */
-let setsByArray = new WeakMap()
+/** The native sets made for the arrays last given as `dictionaries` (the most recent last), with
+ * the array and what it held then: a call given the same array, holding the same dictionaries,
+ * takes the same set (making one costs more than decoding a small frame). A few only, each
+ * released (its dictionaries let go) as it leaves, and all of them whenever a Dictionary or
+ * Prefix is disposed of: a disposed one fails later calls as it does alone, and its memory goes
+ * at once rather than when the set is collected (which a busy loop never lets happen). */
+const keptSets = []
+const KEPT_SETS = 4
 let disposalsSeen = 0
+
+function releaseKeptSets(from, to) {
+  for (const kept of keptSets.splice(from, to - from)) kept.set.release()
+}
 
 /**
  * The dictionaries option of decompression: an array of Dictionary, which frames choose from by
@@ -49,8 +56,12 @@ let disposalsSeen = 0
 function dictionaries(value, copies) {
   if (value === undefined) return undefined
   if (!Array.isArray(value)) throw invalidType('options.dictionaries', 'an instance of Array', value)
+  // Read once, and a number: a Proxy's `length` may be anything, and an object's valueOf would
+  // run again at each comparison.
   const length = value.length
-  if (length > MAX_DICTIONARIES) throw outOfRange('options.dictionaries.length', `<= ${MAX_DICTIONARIES}`, length)
+  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || length > MAX_DICTIONARIES) {
+    throw outOfRange('options.dictionaries.length', `an integer >= 0 and <= ${MAX_DICTIONARIES}`, length)
+  }
   if (length === 0) return undefined
   const natives = []
   for (let i = 0; i < length; i++) {
@@ -61,14 +72,20 @@ function dictionaries(value, copies) {
     copies.push(element)
   }
   if (disposalsSeen !== disposalCount()) {
-    setsByArray = new WeakMap()
+    releaseKeptSets(0, keptSets.length)
     disposalsSeen = disposalCount()
   }
-  const kept = setsByArray.get(value)
-  if (kept !== undefined && sameElements(kept.natives, natives)) return kept.set
+  const at = keptSets.findIndex((kept) => kept.array === value)
+  if (at !== -1 && sameElements(keptSets[at].natives, natives)) {
+    const [kept] = keptSets.splice(at, 1)
+    keptSets.push(kept)
+    return kept.set
+  }
   checkIds(natives, copies)
   const set = new binding.PreparedDictionarySet(natives)
-  setsByArray.set(value, { natives, set })
+  if (at !== -1) releaseKeptSets(at, at + 1)
+  keptSets.push({ array: value, natives, set })
+  if (keptSets.length > KEPT_SETS) releaseKeptSets(0, keptSets.length - KEPT_SETS)
   return set
 }
 

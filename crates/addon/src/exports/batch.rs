@@ -252,7 +252,7 @@ pub fn decompress_batch(
   let queued = HeldPrefix::of(&reference).and_then(|prefix| {
     let dictionary = || prepared(dictionary_of(&reference));
     let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix.as_ref().map(HeldPrefix::bytes))?
-      .with_set(set_of(&reference));
+      .with_set(set_of(&reference)?);
     node::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))

@@ -151,7 +151,7 @@ pub fn decompress(
   let result = HeldPrefix::of(&reference).and_then(|held| {
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary_of(&reference)), prefix)?
-      .with_set(set_of(&reference));
+      .with_set(set_of(&reference)?);
     // The frame walk refuses what the limits or the dictionaries rule out, before any work.
     let plan = call.plan(input)?;
     let micros = estimated_micros(plan);

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use zstd_pool_core::dict_set::DictionarySet;
+use zstd_pool_core::error::Failure;
 
 use crate::exports::dictionary::PreparedDictionary;
 use crate::exports::dictionary_set::PreparedDictionarySet;
@@ -15,12 +16,12 @@ use crate::napi::ViewOr;
 /// A call's reference, told apart as `napi::ViewOr` says.
 pub type Reference<'a> = ViewOr<'a, PreparedDictionary, PreparedPrefix, PreparedDictionarySet>;
 
-/// The dictionaries of a call's reference, if it is a set of them. Compression never takes one
-/// (`lib/options.js` has no such option for it), and would ignore it.
-pub fn set_of(reference: &Option<Reference<'_>>) -> Option<Arc<DictionarySet>> {
+/// The dictionaries of a call's reference, if it is a set of them (a released one fails the
+/// call). Compression never takes one (`lib/options.js` has no such option for it).
+pub fn set_of(reference: &Option<Reference<'_>>) -> Result<Option<Arc<DictionarySet>>, Failure> {
   match reference {
-    Some(ViewOr::Third(set)) => Some(set.shared()),
-    _ => None,
+    Some(ViewOr::Third(set)) => set.shared().map(Some),
+    _ => Ok(None),
   }
 }
 

@@ -126,7 +126,7 @@ impl DecompressSession {
   ) -> Result<Self> {
     let limits = Limits { max_output_length: max_output_length as usize, window_log_max };
     guarded(|| match dictionaries {
-      Some(set) => DecompressState::with_set(limits, set.shared()),
+      Some(set) => DecompressState::with_set(limits, set.shared()?),
       None => DecompressState::new(limits, prepared(dictionary)?),
     })
     .map(|state| Self { session: Session::new(state) })
