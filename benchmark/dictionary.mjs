@@ -53,6 +53,7 @@ export function measureDictionary() {
   const trainingTable = measureTraining(training, records)
   const result = {
     node: process.version,
+    date: new Date().toISOString().slice(0, 10),
     training: trainingTable,
     records: records.length,
     average,

@@ -589,8 +589,8 @@ export function writeReport({ major = '26', runs = 3, seconds, date = new Date()
   if (dictionary) {
     md.push('', '## Dictionaries', '')
     md.push(
-      `${dictionary.records} JSON records of ${Math.round(dictionary.average)} bytes on average, level 3, sync calls on ${dictionary.node}; ` +
-        `a ${dictionary.dictionarySize}-byte dictionary trained on 5000 other records by \`trainDictionary\` (${dictionary.trainMs.toFixed(0)} ms).`,
+      `${dictionary.records} JSON records of ${Math.round(dictionary.average)} bytes on average, level 3, sync calls on ${dictionary.node}${dictionary.date ? ` (${dictionary.date}, a run of its own)` : ''}; ` +
+        `a ${dictionary.dictionarySize}-byte dictionary trained on 5000 other records by \`trainDictionarySync\` (${dictionary.trainMs.toFixed(0)} ms).`,
       '',
       '| | ratio | compress | decompress |',
       '|---|---:|---:|---:|',
