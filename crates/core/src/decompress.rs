@@ -505,15 +505,7 @@ pub fn decompress_to_vec(
   dictionary: Option<&Prepared>,
 ) -> Result<Vec<u8>, Failure> {
   let ddict = dictionary.map(|dictionary| DecodeWith::Dictionary(dictionary.ddict()));
-  match plan_output(input, limits, dictionary)? {
-    OutputPlan::Exact(len) => {
-      let mut output = Vec::new();
-      reserve_to(&mut output, len)?;
-      decompress_exact(dctx, input, &mut output, len, ddict)?;
-      Ok(output)
-    }
-    OutputPlan::Growable(initial) => decompress_growable(dctx, input, initial, limits, ddict),
-  }
+  planned_to_vec(dctx, input, limits, plan_output(input, limits, dictionary)?, ddict)
 }
 
 /// [`decompress_to_vec`] with each frame's dictionary chosen from `set`.
@@ -523,8 +515,18 @@ pub fn decompress_to_vec_with_set(
   limits: Limits,
   set: &DictionarySet,
 ) -> Result<Vec<u8>, Failure> {
-  let reference = Some(DecodeWith::Set(set));
-  match plan_output_with_set(input, limits, set)? {
+  planned_to_vec(dctx, input, limits, plan_output_with_set(input, limits, set)?, Some(DecodeWith::Set(set)))
+}
+
+/// Decompresses into a new native buffer as `plan` says.
+fn planned_to_vec(
+  dctx: &mut DCtx<'static>,
+  input: &[u8],
+  limits: Limits,
+  plan: OutputPlan,
+  reference: Option<DecodeWith<'_>>,
+) -> Result<Vec<u8>, Failure> {
+  match plan {
     OutputPlan::Exact(len) => {
       let mut output = Vec::new();
       reserve_to(&mut output, len)?;
