@@ -88,6 +88,12 @@ describe('trainDictionary: libzstd trainers and their parameters', () => {
       expect(() => trainDictionarySync(training, options as any), JSON.stringify(options)).toThrowError(error as Error)
     }
     expect(() => trainDictionarySync(training, 5 as any)).toThrow(TypeError)
+    // A length that costs nothing to claim asks for nothing up front.
+    expect(() => trainDictionarySync(new Array(2 ** 32 - 1))).toThrowError(
+      expect.objectContaining({ code: 'ERR_INVALID_ARG_TYPE' }),
+    )
+    const lying = new Proxy([], { get: (target, key) => (key === 'length' ? 1e12 : Reflect.get(target, key)) })
+    expect(() => trainDictionarySync(lying)).toThrowError(outOfRange)
     expect(() => trainDictionarySync(jsonRecords(3))).toThrowError(
       expect.objectContaining({ code: 'ZSTD_error_dictionaryCreation_failed' }),
     )

@@ -66,9 +66,14 @@ const MIN_OPTIMIZED_K = 50
  * rather than a Buffer each (a million samples took seconds of the main thread that way). */
 function samplesOf(samples) {
   if (!Array.isArray(samples)) throw invalidType('samples', 'an instance of Array', samples)
+  // Read once, and a number (a Proxy's may be anything); nothing is allocated for it up front:
+  // a sparse array's length costs nothing to write, and fails at its first hole.
   const count = samples.length
-  const sizes = new Uint32Array(count)
-  let joined = allocUnsafeSlow(Math.min(count * 64, FIRST_ROOM))
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > MAX_UINT32) {
+    throw outOfRange('samples.length', `an integer >= 0 and <= ${MAX_UINT32}`, count)
+  }
+  const sizes = []
+  let joined = allocUnsafeSlow(FIRST_ROOM)
   let used = 0
   for (let i = 0; i < count; i++) {
     const view = bytes(samples[i], `samples[${i}]`)
@@ -76,10 +81,10 @@ function samplesOf(samples) {
     if (length > MAX_UINT32 - used) throw outOfRange('samples', `at most ${MAX_UINT32} bytes in all`, used + length)
     if (used + length > lengthOf(joined)) joined = grown(joined, used, used + length)
     typedArraySet.call(joined, view, used)
-    sizes[i] = length
+    sizes.push(length)
     used += length
   }
-  return { joined: copyOf(firstBytes(joined, used)), sizes }
+  return { joined: copyOf(firstBytes(joined, used)), sizes: Uint32Array.from(sizes) }
 }
 
 /** A buffer of at least `least` bytes (double the old one's, at the least) holding the first
@@ -95,8 +100,8 @@ function firstBytes(buffer, length) {
   return new Uint8Array(typedArrayGetters.buffer.call(buffer), typedArrayGetters.byteOffset.call(buffer), length)
 }
 
-/** The joined samples' first buffer, at most: it doubles from there as they need. */
-const FIRST_ROOM = 1 << 20
+/** The joined samples' first buffer: it doubles from there as they need. */
+const FIRST_ROOM = 64 << 10
 
 /** An option of one algorithm given for the other. */
 function notFor(name, algorithm) {
