@@ -447,7 +447,9 @@ describe('createSeekableCompressStream and ZstdSeekableCompressionStream', () =>
     stream.end()
     await ended
     clearInterval(sampler)
-    expect(peak - before).toBeLessThan(96 << 20)
+    // Half the frame: buffering it would take all 256 MiB. (Native builds peaked near 56 MiB here,
+    // the WebAssembly build at 100 MiB: its memory never shrinks, and it copies every output out.)
+    expect(peak - before).toBeLessThan(128 << 20)
     // The table lists one frame of 256 MiB.
     const table = tail.subarray(-(8 + 12 + 9))
     expect(table.readUInt32LE(0)).toBe(0x184d2a5e)
