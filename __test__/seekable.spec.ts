@@ -19,7 +19,7 @@ import {
   poolStats,
   ZstdSeekableCompressionStream,
 } from 'zstd-pool'
-import { corpus, skipWithoutZstdCli, through, zstdPiped } from './helpers'
+import { corpus, skipWithoutZstdCli, through, wasi, zstdPiped } from './helpers'
 
 const data = Buffer.concat(corpus.map((file) => file.data))
 
@@ -447,9 +447,11 @@ describe('createSeekableCompressStream and ZstdSeekableCompressionStream', () =>
     stream.end()
     await ended
     clearInterval(sampler)
-    // Half the frame: buffering it would take all 256 MiB. (Native builds peaked near 56 MiB here,
-    // the WebAssembly build at 100 MiB: its memory never shrinks, and it copies every output out.)
-    expect(peak - before).toBeLessThan(128 << 20)
+    // Buffering the frame would take all 256 MiB; native builds peak near 56 MiB. The WebAssembly
+    // build's memory is a high-water mark that never shrinks (about 225 MiB for any stream of
+    // this kind, 256 MiB or 768 MiB, plain createCompressStream alike), so a process's RSS there
+    // measures the tests before this one: its bound is not checked here.
+    if (!wasi) expect(peak - before).toBeLessThan(96 << 20)
     // The table lists one frame of 256 MiB.
     const table = tail.subarray(-(8 + 12 + 9))
     expect(table.readUInt32LE(0)).toBe(0x184d2a5e)
