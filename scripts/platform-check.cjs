@@ -19,7 +19,7 @@ async function main() {
   const records = Array.from({ length: 2000 }, (_, i) =>
     Buffer.from(JSON.stringify({ id: i, name: `user${i % 97}`, ok: i % 2 === 0 })),
   )
-  const dictionary = new zstd.Dictionary(zstd.trainDictionary(records, { size: 4096 }))
+  const dictionary = new zstd.Dictionary(await zstd.trainDictionary(records, { size: 4096 }))
   if (!zstd.decompressSync(zstd.compressSync(records[7], { dictionary }), { dictionary }).equals(records[7]))
     throw new Error('dictionary')
   const out = []
