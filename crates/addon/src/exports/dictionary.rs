@@ -92,6 +92,11 @@ pub(crate) fn prepared(dictionary: Option<&PreparedDictionary>) -> std::result::
   dictionary.map(|dictionary| dictionary.get().ok_or(Failure::DictionaryReleased)).transpose()
 }
 
+/// The samples' lengths as libzstd takes them.
+fn lengths(sizes: &[u32]) -> Vec<usize> {
+  sizes.iter().map(|&len| len as usize).collect()
+}
+
 /// The training parameters `lib/dictionary.js` passes, in this order: cover (1) or fastCover (0),
 /// k, d, f, accel, steps, splitPoint, threads, dictId, level (0 for libzstd's choice or default).
 fn train_params(numbers: &[f64]) -> std::result::Result<TrainParams, Failure> {
@@ -127,7 +132,7 @@ impl IntoJs for Trained {
 /// `sizes[i]` bytes each, with `params` (see [`train_params`]), here: `[dictionary, k, d]`.
 #[napi(ts_return_type = "[Buffer | NativeBytes, number, number]")]
 pub fn train_dictionary(env: Env, samples: &[u8], sizes: &[u32], size: u32, params: &[f64]) -> Result<Js> {
-  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  let sizes = lengths(sizes);
   guarded(|| dict::train(samples, &sizes, size as usize, train_params(params)?))
     .and_then(|trained| trained.into_js(&env))
     .map_err(|failure| throw(&env, failure))
@@ -144,7 +149,7 @@ pub fn train_dictionary_async(
   params: &[f64],
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  let sizes = lengths(sizes);
   let queued = train_params(params).and_then(|params| {
     let samples = owned(samples)?;
     let job = Training { samples, sizes, size: size as usize, params };
@@ -185,7 +190,7 @@ pub fn finalize_dictionary(
   level: i32,
   dict_id: u32,
 ) -> Result<Js> {
-  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  let sizes = lengths(sizes);
   guarded(|| dict::finalize(content, samples, &sizes, size as usize, level, dict_id))
     .and_then(|dictionary| result_bytes(&env, dictionary))
     .map_err(|failure| throw(&env, failure))
@@ -204,7 +209,7 @@ pub fn finalize_dictionary_async(
   dict_id: u32,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let sizes: Vec<usize> = sizes.iter().map(|&len| len as usize).collect();
+  let sizes = lengths(sizes);
   let queued = owned(content).and_then(|content| {
     let samples = owned(samples)?;
     let job = Task::new("zstd-pool:finalize-dictionary", move || {
