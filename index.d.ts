@@ -302,6 +302,11 @@ export interface PoolStats {
   /** Multi-threaded compression contexts (`workers`), cached with their worker threads. */
   multithreaded: ContextPoolStats
   /**
+   * The buffers compressions on the calling thread make frames in before copying them into
+   * Buffers of their size, pooled as contexts are (the same bounds).
+   */
+  scratch: ContextPoolStats
+  /**
    * How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
    * contexts stay.
    */

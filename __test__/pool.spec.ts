@@ -132,14 +132,17 @@ describe('memory the pools hold', () => {
     const frame = compressSync(input, { level: 1, workers: wasi ? 0 : 2 })
     decompressSync(frame)
     compressSync(input.subarray(0, 1024))
+    // An input of more than about 4 KiB is compressed in a scratch buffer.
+    compressSync(input.subarray(0, 64 << 10))
     const held = poolStats()
+    if (!wasi) expect(held.scratch.idleBytes).toBeGreaterThan(64 << 10)
     expect(held.multithreaded.idle).toBe(wasi ? 0 : 1)
     if (!wasi) expect(held.multithreaded.idleBytes).toBeGreaterThan(1e6)
     expect(held.compressors.idle).toBeGreaterThan(0)
     // Freed between 200 and 250 ms after their last use, by a thread of their own.
     await new Promise((resolve) => setTimeout(resolve, 600))
     const freed = poolStats()
-    for (const pool of ['compressors', 'decompressors', 'multithreaded'] as const) {
+    for (const pool of ['compressors', 'decompressors', 'multithreaded', 'scratch'] as const) {
       expect(freed[pool]).toMatchObject({ idle: 0, idleBytes: 0 })
       expect(freed[pool].freedIdle - held[pool].freedIdle).toBe(held[pool].idle)
     }

@@ -1,6 +1,11 @@
-//! Allocations that fail with a coded [`Failure`] instead of aborting the process.
+//! Allocations that fail with a coded [`Failure`] instead of aborting the process, and the pool
+//! of scratch buffers that results are made in before they are copied into JavaScript's memory.
+
+use once_cell::sync::Lazy;
 
 use crate::error::Failure;
+use crate::pool::{default_max_idle, Context, ContextPool, Lease, DEFAULT_MAX_IDLE_BYTES};
+use crate::sweep;
 
 /// A vector with room for exactly `len` bytes, or a coded failure instead of an abort.
 pub fn try_vec(len: usize) -> Result<Vec<u8>, Failure> {
@@ -14,4 +19,39 @@ pub fn owned(input: &[u8]) -> Result<Vec<u8>, Failure> {
   let mut copy = try_vec(input.len())?;
   copy.extend_from_slice(input);
   Ok(copy)
+}
+
+/// A scratch buffer is pooled as a context is: cleared between uses, measured by its capacity.
+impl Context for Vec<u8> {
+  fn create() -> Option<Self> {
+    Some(Vec::new())
+  }
+  fn reset(&mut self) -> bool {
+    self.clear();
+    true
+  }
+  fn bytes(&self) -> usize {
+    self.capacity()
+  }
+}
+
+/// Scratch buffers for results whose final size is known only once made (a frame is at most
+/// `compress_bound` of its input, usually far less): made here, then copied into a Buffer of
+/// their exact size. A fresh buffer per call costs more than the copy: its pages come new from
+/// the kernel (page faults, zeroing) and cold to the cache; a pooled one is warm. Bounded as the
+/// context pools are (`configurePool` sets both), and freed when idle.
+pub static SCRATCH: Lazy<ContextPool<Vec<u8>>> = Lazy::new(|| {
+  sweep::register(&SCRATCH);
+  ContextPool::new(default_max_idle(), DEFAULT_MAX_IDLE_BYTES)
+});
+
+/// A scratch buffer on loan: given back once its bytes are copied out, freed if dropped.
+pub type Scratch = Lease<Vec<u8>, &'static ContextPool<Vec<u8>>>;
+
+/// A scratch buffer with room for at least `len` bytes, empty.
+pub fn scratch(len: usize) -> Result<Scratch, Failure> {
+  let mut lease = SCRATCH.take()?;
+  lease.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
+  lease.measure();
+  Ok(lease)
 }

@@ -4,16 +4,16 @@
 
 use std::sync::Arc;
 
-use zstd::zstd_safe::{self, WriteBuf};
+use zstd::zstd_safe::{self, CCtx, DCtx, WriteBuf};
 
 use crate::compress::{self, CompressParams, Reference};
 use crate::decompress::{self, DecodeWith, Limits, OutputPlan};
 use crate::dict::Prepared;
 use crate::dict_set::DictionarySet;
 use crate::error::Failure;
-use crate::memory::try_vec;
+use crate::memory::{scratch, try_vec, Scratch};
 use crate::mt;
-use crate::pool::{COMPRESSORS, DECOMPRESSORS};
+use crate::pool::{Held, COMPRESSORS, DECOMPRESSORS};
 use crate::schedule;
 
 /// A compression call's settings.
@@ -75,6 +75,20 @@ impl CompressCall {
     prefix: Option<&[u8]>,
     output: &mut C,
   ) -> Result<usize, Failure> {
+    let mut held = Held::new(&COMPRESSORS);
+    let written = self.compress_held(&mut held, input, prefix, output)?;
+    held.give_back();
+    Ok(written)
+  }
+
+  /// [`compress_into`](Self::compress_into) with a context held for a run of calls (a batch's).
+  pub fn compress_held<C: WriteBuf + ?Sized>(
+    &self,
+    held: &mut Held<'_, CCtx<'static>>,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    output: &mut C,
+  ) -> Result<usize, Failure> {
     let mut params = self.params;
     // An empty prefix is none: it would only size the window for the input alone.
     let prefix = prefix.filter(|prefix| !prefix.is_empty());
@@ -99,16 +113,20 @@ impl CompressCall {
       cctx.give_back();
       return Ok(written);
     }
-    let mut cctx = COMPRESSORS.take()?;
     let params = CompressParams { workers: 0, ..params };
-    let written = compress::compress_with(&mut cctx, input, params, reference, output)?;
-    cctx.give_back();
-    Ok(written)
+    held.run(|cctx| compress::compress_with(cctx, input, params, reference, output))
   }
 
   pub fn compress_to_vec(&self, input: &[u8], prefix: Option<&[u8]>) -> Result<Vec<u8>, Failure> {
     let mut output = try_vec(zstd_safe::compress_bound(input.len()))?;
     self.compress_into(input, prefix, &mut output)?;
+    Ok(output)
+  }
+
+  /// Compresses into a pooled scratch buffer, for a frame that is copied out at once.
+  pub fn compress_to_scratch(&self, input: &[u8], prefix: Option<&[u8]>) -> Result<Scratch, Failure> {
+    let mut output = scratch(zstd_safe::compress_bound(input.len()))?;
+    self.compress_into(input, prefix, &mut *output)?;
     Ok(output)
   }
 }
@@ -170,31 +188,56 @@ impl DecompressCall {
     output: &mut C,
     len: usize,
   ) -> Result<(), Failure> {
-    // The dictionary (or prefix) outlives the context's use of it: the context is given back
-    // (reset) or freed before this returns.
-    let mut dctx = DECOMPRESSORS.take()?;
-    decompress::decompress_exact(&mut dctx, input, output, len, self.reference(prefix))
-      .map_err(|failure| failure.against_prefix(prefix))?;
-    dctx.give_back();
+    let mut held = Held::new(&DECOMPRESSORS);
+    self.decode_exact_held(&mut held, input, prefix, output, len)?;
+    held.give_back();
     Ok(())
+  }
+
+  /// [`decode_exact`](Self::decode_exact) with a context held for a run of calls (a batch's). The
+  /// dictionary (or prefix) outlives the context's use of it: the context is reset before its next
+  /// call, and given back (reset) or freed before the call's settings are.
+  pub fn decode_exact_held<C: WriteBuf + ?Sized>(
+    &self,
+    held: &mut Held<'_, DCtx<'static>>,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    output: &mut C,
+    len: usize,
+  ) -> Result<(), Failure> {
+    held.run(|dctx| {
+      decompress::decompress_exact(dctx, input, output, len, self.reference(prefix))
+        .map_err(|failure| failure.against_prefix(prefix))
+    })
   }
 
   /// Decodes into native memory: frames of unknown size grow their buffer as they go, declared
   /// sizes are allocated fallibly.
   pub fn decode_to_vec(&self, input: &[u8], prefix: Option<&[u8]>, plan: OutputPlan) -> Result<Vec<u8>, Failure> {
+    let mut held = Held::new(&DECOMPRESSORS);
+    let output = self.decode_to_vec_held(&mut held, input, prefix, plan)?;
+    held.give_back();
+    Ok(output)
+  }
+
+  /// [`decode_to_vec`](Self::decode_to_vec) with a context held for a run of calls.
+  pub fn decode_to_vec_held(
+    &self,
+    held: &mut Held<'_, DCtx<'static>>,
+    input: &[u8],
+    prefix: Option<&[u8]>,
+    plan: OutputPlan,
+  ) -> Result<Vec<u8>, Failure> {
     match plan {
       OutputPlan::Exact(len) => {
         let mut output = try_vec(len)?;
-        self.decode_exact(input, prefix, &mut output, len)?;
+        self.decode_exact_held(held, input, prefix, &mut output, len)?;
         Ok(output)
       }
-      OutputPlan::Growable(initial) => {
-        let mut dctx = DECOMPRESSORS.take()?;
-        let output = decompress::decompress_growable(&mut dctx, input, initial, self.limits, self.reference(prefix))
-          .map_err(|failure| failure.against_prefix(prefix))?;
-        dctx.give_back();
-        Ok(output)
-      }
+      OutputPlan::Growable(initial) => held.run(|dctx| {
+        decompress::decompress_growable(dctx, input, initial, self.limits, self.reference(prefix))
+          .map_err(|failure| failure.against_prefix(prefix))
+      }),
     }
   }
 }

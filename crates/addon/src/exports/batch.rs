@@ -13,13 +13,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use napi::{Env, Result};
 use napi_derive::napi;
-use zstd::zstd_safe;
+use zstd::zstd_safe::{self, CCtx, DCtx};
 
 use zstd_pool_core::batch::{Results, Taken};
 use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::Failure;
-use zstd_pool_core::memory::owned;
+use zstd_pool_core::memory::{owned, try_vec};
 use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
+use zstd_pool_core::pool::{Context, ContextPool, Held, COMPRESSORS, DECOMPRESSORS};
 
 use crate::exports::dictionary::prepared;
 use crate::exports::oneshot::SHARED_BELOW;
@@ -62,36 +63,53 @@ impl Items {
   }
 }
 
-/// What a batch does with each of its items: what a single `compress` / `decompress` call does.
+/// What a batch does with each of its items: what a single `compress` / `decompress` call does,
+/// with a context its group holds from item to item (see `Held`).
 trait ItemCall: Send + 'static {
   /// The async resource name of the batch's work (see `Job::name`).
   const NAME: &'static str;
+  type Context: Context;
+  /// The pool the group's context comes from.
+  fn pool() -> &'static ContextPool<Self::Context>;
   /// Runs the call on `input` and adds its result, or its failure, to `results`.
-  fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results);
+  fn run(&self, held: &mut Held<'static, Self::Context>, input: &[u8], prefix: Option<&[u8]>, results: &mut Results);
 }
 
 impl ItemCall for CompressCall {
   const NAME: &'static str = "zstd-pool:compress-batch";
+  type Context = CCtx<'static>;
 
-  fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
+  fn pool() -> &'static ContextPool<CCtx<'static>> {
+    &COMPRESSORS
+  }
+
+  fn run(&self, held: &mut Held<'static, CCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
     let bound = zstd_safe::compress_bound(input.len());
     if results.fits(bound) {
-      results.push_written(bound, |output| self.compress_into(input, prefix, output).map(drop));
+      results.push_written(bound, |output| self.compress_held(held, input, prefix, output).map(drop));
     } else {
-      results.push(self.compress_to_vec(input, prefix));
+      results.push(try_vec(bound).and_then(|mut output| {
+        self.compress_held(held, input, prefix, &mut output)?;
+        Ok(output)
+      }));
     }
   }
 }
 
 impl ItemCall for DecompressCall {
   const NAME: &'static str = "zstd-pool:decompress-batch";
+  type Context = DCtx<'static>;
 
-  fn run(&self, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
+  fn pool() -> &'static ContextPool<DCtx<'static>> {
+    &DECOMPRESSORS
+  }
+
+  fn run(&self, held: &mut Held<'static, DCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
     match self.plan(input) {
       Ok(OutputPlan::Exact(len)) if results.fits(len) => {
-        results.push_written(len, |output| self.decode_exact(input, prefix, output, len))
+        results.push_written(len, |output| self.decode_exact_held(held, input, prefix, output, len))
       }
-      Ok(plan) => results.push(self.decode_to_vec(input, prefix, plan)),
+      Ok(plan) => results.push(self.decode_to_vec_held(held, input, prefix, plan)),
       Err(failure) => results.push(Err(failure)),
     }
   }
@@ -137,14 +155,17 @@ impl<C: ItemCall> node::Job for Batch<C> {
 
   fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Settled, Failure> {
     let mut results = std::mem::take(&mut self.results);
+    let mut held = Held::new(C::pool());
     for input in self.items.each() {
       // Cancelled while it runs: the items left fail as aborted (the call has already rejected).
       if stop.load(Ordering::Acquire) {
         results.push(Err(Failure::Aborted));
       } else {
-        self.call.run(input, self.prefix.as_deref(), &mut results);
+        self.call.run(&mut held, input, self.prefix.as_deref(), &mut results);
       }
     }
+    // Before the prefix and the dictionary, which the context may still refer to.
+    held.give_back();
     Ok(Settled { results, share: self.share })
   }
 }

@@ -18,7 +18,7 @@ use crate::exports::reference::{dictionary_of, set_of, Reference};
 use crate::napi::lanes;
 #[cfg(not(target_family = "wasm"))]
 use crate::napi::plain::{self, Args, Plain};
-use crate::napi::{filled_buffer, result_bytes, throw, Cancellation, Js, Slot, Target, Task, JS_ALLOCATES_FROM};
+use crate::napi::{filled_buffer, result_bytes, scratch_result, throw, Cancellation, Js, Slot, Target, Task, JS_ALLOCATES_FROM};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
 /// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
@@ -95,20 +95,30 @@ fn compress_here(call: &CompressCall, env: &Env, input: &[u8], prefix: Option<&[
       return Js::number(env, written as u32);
     }
   }
-  let frame = guarded(|| call.compress_to_vec(input, prefix))?;
-  small_result(env, frame, slot, input)
+  let frame = guarded(|| call.compress_to_scratch(input, prefix))?;
+  match in_slot(env, &frame, slot, input) {
+    Some(outcome) => {
+      frame.give_back();
+      outcome
+    }
+    None => scratch_result(env, frame),
+  }
 }
 
 /// `bytes` as the result: written into the slot if small and it has room, else as
 /// `napi::result_bytes` makes it.
-fn small_result(env: &Env, bytes: Vec<u8>, mut slot: Option<Slot>, input: &[u8]) -> Outcome {
-  if bytes.len() < SHARED_BELOW {
-    if let Some(mut room) = slot.as_mut().and_then(|slot| slot.room(bytes.len(), input)) {
-      room.write(&bytes);
-      return Js::number(env, bytes.len() as u32);
-    }
+fn small_result(env: &Env, bytes: Vec<u8>, slot: Option<Slot>, input: &[u8]) -> Outcome {
+  in_slot(env, &bytes, slot, input).unwrap_or_else(|| result_bytes(env, bytes))
+}
+
+/// Writes `bytes` into the slot if they are small and it has room: their length, the result.
+fn in_slot(env: &Env, bytes: &[u8], mut slot: Option<Slot>, input: &[u8]) -> Option<Outcome> {
+  if bytes.len() >= SHARED_BELOW {
+    return None;
   }
-  result_bytes(env, bytes)
+  let mut room = slot.as_mut().and_then(|slot| slot.room(bytes.len(), input))?;
+  room.write(bytes);
+  Some(Js::number(env, bytes.len() as u32))
 }
 
 /// `compress` with no dictionary, prefix or cancellation, registered by hand (see

@@ -1,6 +1,7 @@
 //! The context pools' settings and counters: `poolStats` and `configurePool`.
 
 use napi_derive::napi;
+use zstd_pool_core::memory::SCRATCH;
 use zstd_pool_core::mt;
 use zstd_pool_core::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS};
 use zstd_pool_core::sweep;
@@ -66,6 +67,9 @@ pub struct PoolStats {
   pub decompressors: ContextPoolStats,
   /// Multi-threaded compression contexts (`workers`), cached with their worker threads.
   pub multithreaded: ContextPoolStats,
+  /// The buffers compressions on the calling thread make frames in before copying them into
+  /// Buffers of their size, pooled as contexts are (the same bounds).
+  pub scratch: ContextPoolStats,
   /// How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
   /// contexts stay.
   pub idle_timeout_ms: f64,
@@ -79,6 +83,7 @@ pub fn pool_stats() -> PoolStats {
     compressors: COMPRESSORS.counters().into(),
     decompressors: DECOMPRESSORS.counters().into(),
     multithreaded: mt::CACHE.counters().into(),
+    scratch: SCRATCH.counters().into(),
     idle_timeout_ms: if timeout == sweep::NEVER { f64::INFINITY } else { timeout as f64 },
   }
 }
@@ -98,6 +103,7 @@ pub fn configure_pool(
   let max_idle_bytes = max_idle_bytes.map(|bytes| bytes as usize);
   COMPRESSORS.set_bounds(max_idle, max_idle_bytes);
   DECOMPRESSORS.set_bounds(max_idle, max_idle_bytes);
+  SCRATCH.set_bounds(max_idle, max_idle_bytes);
   if let Some(max_idle) = max_idle_multithreaded_contexts {
     mt::CACHE.set_max_idle(max_idle.min(MAX_IDLE_MULTITHREADED) as usize);
   }

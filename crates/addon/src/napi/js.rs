@@ -15,7 +15,7 @@ use napi_derive::napi;
 use zstd::zstd_safe::WriteBuf;
 
 use zstd_pool_core::error::{ErrorClass, Failure};
-use zstd_pool_core::memory::try_vec;
+use zstd_pool_core::memory::{try_vec, Scratch};
 
 /// Whether native code can write a Buffer's memory in place. Under WASI (emnapi) a Buffer's
 /// memory lives outside the module's, and what the module writes through a pointer does not
@@ -247,6 +247,19 @@ pub fn result_bytes(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
   let native = NativeBytes { bytes: Mutex::new(bytes) };
   // An instance made without calling its constructor.
   native.into_instance(env).map(|instance| Js(instance.value)).map_err(|_| Failure::Napi("NativeBytes"))
+}
+
+/// A result made in a scratch buffer: copied into a Buffer as [`result_bytes`] would, and the
+/// buffer given back to its pool; or, from [`JS_ALLOCATES_FROM`] on, moved out of it.
+pub fn scratch_result(env: &Env, mut scratch: Scratch) -> Result<Js, Failure> {
+  if scratch.len() < JS_ALLOCATES_FROM && RESULTS_IN_PLACE {
+    let result = buffer_copy(env, &scratch);
+    scratch.give_back();
+    return result;
+  }
+  let bytes = std::mem::take(&mut *scratch);
+  scratch.give_back();
+  result_bytes(env, bytes)
 }
 
 /// A large result in native memory, waiting for `main.js` to move it into a Buffer; under WASI,

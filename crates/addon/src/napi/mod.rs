@@ -39,7 +39,7 @@ mod staging;
 mod work;
 
 pub use js::{
-  array, buffer_copy, error_value, filled_buffer, result_bytes, settled_array, throw, Js, Slot, Target, ViewOr,
+  array, buffer_copy, error_value, filled_buffer, result_bytes, scratch_result, settled_array, throw, Js, Slot, Target, ViewOr,
   JS_ALLOCATES_FROM, RESULTS_IN_PLACE,
 };
 #[cfg(target_family = "wasm")]
