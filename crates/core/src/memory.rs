@@ -51,6 +51,10 @@ pub type Scratch = Lease<Vec<u8>, &'static ContextPool<Vec<u8>>>;
 /// A scratch buffer with room for at least `len` bytes, empty.
 pub fn scratch(len: usize) -> Result<Scratch, Failure> {
   let mut lease = SCRATCH.take()?;
+  if lease.capacity() < len {
+    // Freed rather than grown: growing would copy its old bytes, which no one needs.
+    *lease = Vec::new();
+  }
   lease.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
   lease.measure();
   Ok(lease)

@@ -117,12 +117,6 @@ impl CompressCall {
     held.run(|cctx| compress::compress_with(cctx, input, params, reference, output))
   }
 
-  pub fn compress_to_vec(&self, input: &[u8], prefix: Option<&[u8]>) -> Result<Vec<u8>, Failure> {
-    let mut output = try_vec(zstd_safe::compress_bound(input.len()))?;
-    self.compress_into(input, prefix, &mut output)?;
-    Ok(output)
-  }
-
   /// Compresses into a pooled scratch buffer, for a frame that is copied out at once.
   pub fn compress_to_scratch(&self, input: &[u8], prefix: Option<&[u8]>) -> Result<Scratch, Failure> {
     let mut output = scratch(zstd_safe::compress_bound(input.len()))?;

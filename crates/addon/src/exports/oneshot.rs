@@ -9,7 +9,7 @@ use napi_derive::napi;
 use zstd::zstd_safe;
 use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::{guarded, Failure};
-use zstd_pool_core::memory::{owned, try_vec};
+use zstd_pool_core::memory::{owned, scratch};
 use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
 
 use crate::exports::dictionary::prepared;
@@ -18,7 +18,9 @@ use crate::exports::reference::{dictionary_of, set_of, Reference};
 use crate::napi::lanes;
 #[cfg(not(target_family = "wasm"))]
 use crate::napi::plain::{self, Args, Plain};
-use crate::napi::{filled_buffer, result_bytes, scratch_result, throw, Cancellation, Js, Slot, Target, Task, JS_ALLOCATES_FROM};
+use crate::napi::{
+  filled_buffer, result_bytes, scratch_result, throw, Cancellation, Js, Produced, Slot, Target, Task, JS_ALLOCATES_FROM,
+};
 
 /// Results smaller than this may share a slab (see `main.js`): as with `Buffer.allocUnsafe`,
 /// a fresh `ArrayBuffer` per small result costs more than compressing a kilobyte (about 1 µs).
@@ -75,7 +77,7 @@ pub fn compress(
       return compress_here(&call, &env, input, prefix, slot);
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
-    let job = Task::new("zstd-pool:compress", move || call.compress_to_vec(&input, prefix.as_deref()));
+    let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
     lanes::queue(&env, job, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
@@ -172,20 +174,20 @@ pub fn decompress(
     // thread never writes memory that JavaScript could reach (even a Buffer made for the call is
     // reachable, by `node:inspector`'s `queryObjects`) and detach or free meanwhile. Against
     // writing the Buffer in place, the copy costs 5-15% for outputs of 64 KiB and more. A
-    // declared size is allocated here, on the JavaScript thread, which also frees it after the
-    // copy: allocated on the libuv threads (glibc gives each its own arena), it cost 10-30% more
-    // with 16 or 64 calls in flight.
+    // declared size is a scratch buffer taken here, on the JavaScript thread, which also gives it
+    // back after the copy: allocated on the libuv threads (glibc gives each its own arena), a
+    // fresh buffer cost 10-30% more with 16 or 64 calls in flight.
     let mut output = match plan {
-      OutputPlan::Exact(len) => try_vec(len)?,
-      OutputPlan::Growable(_) => Vec::new(),
+      OutputPlan::Exact(len) => Some(scratch(len)?),
+      OutputPlan::Growable(_) => None,
     };
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
-    let job = Task::new("zstd-pool:decompress", move || match plan {
-      OutputPlan::Exact(len) => {
-        call.decode_exact(&input, prefix.as_deref(), &mut output, len)?;
-        Ok(std::mem::take(&mut output))
+    let job = Task::new("zstd-pool:decompress", move || match (plan, output.take()) {
+      (OutputPlan::Exact(len), Some(mut output)) => {
+        call.decode_exact(&input, prefix.as_deref(), &mut *output, len)?;
+        Ok(Produced::Scratch(output))
       }
-      OutputPlan::Growable(_) => call.decode_to_vec(&input, prefix.as_deref(), plan),
+      _ => call.decode_to_vec(&input, prefix.as_deref(), plan).map(Produced::Owned),
     });
     lanes::queue(&env, job, cancellation, micros)
   });

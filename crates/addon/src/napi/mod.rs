@@ -44,4 +44,4 @@ pub use js::{
 };
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};
-pub use work::{queue, Cancellation, IntoJs, Job, Task};
+pub use work::{queue, Cancellation, IntoJs, Job, Produced, Task};

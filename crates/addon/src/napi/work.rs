@@ -12,7 +12,9 @@ use napi::{sys, Env};
 use napi_derive::napi;
 use zstd_pool_core::error::{guarded, Failure};
 
-use super::js::{checked, error_value, exception_pending, result_bytes, string, Js};
+use zstd_pool_core::memory::Scratch;
+
+use super::js::{checked, error_value, exception_pending, result_bytes, scratch_result, string, Js};
 
 /// One call's work for the libuv threadpool. It owns everything it reads (inputs copied into
 /// native memory, dictionaries by `Arc`), so the caller may do anything to its buffers, and
@@ -39,20 +41,24 @@ pub struct Task<F> {
   run: F,
 }
 
-impl<F: FnMut() -> Result<Vec<u8>, Failure> + Send + 'static> Task<F> {
+impl<F> Task<F> {
   pub fn new(name: &'static str, run: F) -> Self {
     Self { name, run }
   }
 }
 
-impl<F: FnMut() -> Result<Vec<u8>, Failure> + Send + 'static> Job for Task<F> {
-  type Output = Vec<u8>;
+impl<F, O> Job for Task<F>
+where
+  F: FnMut() -> Result<O, Failure> + Send + 'static,
+  O: IntoJs + Send + 'static,
+{
+  type Output = O;
 
   fn name(&self) -> &'static str {
     self.name
   }
 
-  fn compute(&mut self) -> Result<Vec<u8>, Failure> {
+  fn compute(&mut self) -> Result<O, Failure> {
     (self.run)()
   }
 }
@@ -66,6 +72,28 @@ pub trait IntoJs {
 impl IntoJs for Vec<u8> {
   fn into_js(self, env: &Env) -> Result<Js, Failure> {
     result_bytes(env, self)
+  }
+}
+
+/// Bytes in a scratch buffer become a Buffer too, and the scratch goes back to its pool.
+impl IntoJs for Scratch {
+  fn into_js(self, env: &Env) -> Result<Js, Failure> {
+    scratch_result(env, self)
+  }
+}
+
+/// Bytes made in a scratch buffer or in memory of their own, as the work found fit.
+pub enum Produced {
+  Scratch(Scratch),
+  Owned(Vec<u8>),
+}
+
+impl IntoJs for Produced {
+  fn into_js(self, env: &Env) -> Result<Js, Failure> {
+    match self {
+      Produced::Scratch(scratch) => scratch.into_js(env),
+      Produced::Owned(bytes) => bytes.into_js(env),
+    }
   }
 }
 
