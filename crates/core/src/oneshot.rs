@@ -37,9 +37,14 @@ impl CompressCall {
     self.params.workers > 0 && mt::pays(&self.params, len)
   }
 
-  /// How long compressing `len` bytes (against a prefix of `prefix_len`) should take, in µs:
+  /// How long compressing `len` bytes (against a prefix of `prefix_len`) should take here, in µs:
   /// infinite for work that should never run on the JavaScript thread of an async call.
   pub fn estimated_micros(&self, len: usize, prefix_len: usize) -> f64 {
+    schedule::paced(self.model_micros(len, prefix_len))
+  }
+
+  /// [`estimated_micros`](Self::estimated_micros) by the cost model's own figures.
+  pub fn model_micros(&self, len: usize, prefix_len: usize) -> f64 {
     let tuned_strategy = self.params.tuning.get(compress::param::STRATEGY).filter(|&strategy| strategy > 0);
     let bytes_per_micro = match (tuned_strategy, self.params.level) {
       // fast and dfast, as levels 1 to 3 use.
@@ -236,8 +241,9 @@ impl DecompressCall {
   }
 }
 
-/// How long a decompression should take, in µs. Output of unknown size is never guessed at.
-pub fn estimated_micros(plan: OutputPlan) -> f64 {
+/// How long a decompression should take, in µs, by the cost model's own figures (scaled to this
+/// machine by `schedule::paced`). Output of unknown size is never guessed at.
+pub fn model_micros(plan: OutputPlan) -> f64 {
   match plan {
     OutputPlan::Exact(len) => schedule::DECOMPRESS_FIXED_MICROS + len as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO,
     OutputPlan::Growable(_) => f64::INFINITY,

@@ -6,10 +6,13 @@
 //! `many.js`) reads its own from `capabilities().schedule`, so that each is written once.
 //!
 //! The figures were measured on the project's 2-core VM (AMD EPYC, Node 20 to 26, 2026-11-30 and
-//! 2026-12-01) and are the same on every machine: a faster or slower one shifts the estimates
-//! and the round trip alike, but not by the same factor.
+//! 2026-12-01). The thresholds are budgets (how long the JavaScript thread may be held, how long
+//! other threadpool work may wait) and hold on any machine; the cost model's speeds are this
+//! machine's, scaled as the process runs by the pace of the calls it times (`paced`).
 
-use std::time::Duration;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// Work estimated under this runs inline, and its Promise settles at once: a trip through the
 /// libuv threadpool and back costs about 35 µs with one call in flight (docs/async.md), plus
@@ -102,6 +105,75 @@ pub const LANE_SETTLE_FOR: Duration = Duration::from_millis(1);
 /// makes more groups (commit 8d61e43).
 pub const BATCH_GROUP_BYTES: u32 = 8 << 20;
 
+// ---------------------------------------------------------------------------------------------
+// The cost model: what a call should take, in µs. Its figures were measured on the project's VM;
+// `paced` scales them to the machine the process runs on, as it runs.
+
+/// The pace, in 2^20ths: how long calls take here over what the model's figures say.
+static PACE: AtomicU32 = AtomicU32::new(PACE_ONE);
+const PACE_ONE: u32 = 1 << 20;
+
+/// One call in this many on each thread that runs calls on the spot is timed for the pace: two
+/// reads of the clock (about 25 ns each on Linux) are then under 1% of the cheapest call's time.
+pub const PACE_SAMPLE_EVERY: u32 = 16;
+
+/// A timed call moves the pace a sixteenth of the way to its own ratio: a change of machine speed
+/// (a CPU-bound neighbour, a throttled container) shows in the estimates after a few dozen
+/// samples, and one call preempted midway moves them little.
+const PACE_WEIGHT: f64 = 1.0 / 16.0;
+
+/// A sample's ratio, and so the pace, stay within these: a call preempted for a whole time slice
+/// is no measure of the machine.
+const PACE_MIN: f64 = 0.25;
+const PACE_MAX: f64 = 8.0;
+
+/// How long calls take on this machine over what the model says (1 until calls are timed).
+pub fn pace() -> f64 {
+  f64::from(PACE.load(Ordering::Relaxed)) / f64::from(PACE_ONE)
+}
+
+/// The model's estimate `model_micros`, scaled to this machine.
+pub fn paced(model_micros: f64) -> f64 {
+  model_micros * pace()
+}
+
+/// Notes that a call the model put at `model_micros` took `took_micros`.
+pub fn observe(model_micros: f64, took_micros: f64) {
+  if !(model_micros.is_finite() && model_micros > 0.0) {
+    return;
+  }
+  let ratio = (took_micros / model_micros).clamp(PACE_MIN, PACE_MAX);
+  let pace = pace() + (ratio - pace()) * PACE_WEIGHT;
+  // Racy on purpose: a sample lost to another thread's store is one sample of many.
+  PACE.store((pace.clamp(PACE_MIN, PACE_MAX) * f64::from(PACE_ONE)).round() as u32, Ordering::Relaxed);
+}
+
+thread_local! {
+  static CALLS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `work`, a call the model puts at `model_micros`, timing one in [`PACE_SAMPLE_EVERY`] for
+/// the pace. Only calls run on the thread that asked for them are timed: what the inline decision
+/// weighs is how long the JavaScript thread is held, and calls on the threadpool take longer when
+/// many share the cores. Not under WASI, whose clock is a call out of the module.
+pub fn timed<R>(model_micros: f64, work: impl FnOnce() -> R) -> R {
+  if cfg!(target_family = "wasm") {
+    return work();
+  }
+  let sampled = CALLS.with(|calls| {
+    let count = calls.get().wrapping_add(1);
+    calls.set(count);
+    count % PACE_SAMPLE_EVERY == 0
+  });
+  if !sampled {
+    return work();
+  }
+  let started = Instant::now();
+  let result = work();
+  observe(model_micros, started.elapsed().as_secs_f64() * 1e6);
+  result
+}
+
 /// Compression speed for small inputs, in bytes a microsecond, by match finder: fast and dfast
 /// (levels 1 to 3), greedy and lazy (4 to 6), lazy2 and btlazy2 (7 to 9). Slower ones never run
 /// inline.
@@ -122,6 +194,34 @@ pub const DECOMPRESS_FIXED_MICROS: f64 = 3.0;
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn the_pace_follows_timed_calls_within_its_bounds() {
+    let start = pace();
+    assert_eq!(paced(f64::INFINITY), f64::INFINITY);
+    // Twice as slow as the model, call after call: the pace goes most of the way there.
+    for _ in 0..100 {
+      observe(10.0, 20.0 * start);
+    }
+    assert!((pace() - 2.0 * start).abs() < 0.05 * start, "{}", pace());
+    // One call preempted for a whole slice moves it a sixteenth of the way to the bound at most.
+    let before = pace();
+    observe(10.0, 1e6);
+    assert!(pace() <= before + (PACE_MAX - before) / 16.0 + 1e-3);
+    // Nothing to learn from a call the model does not estimate.
+    let before = pace();
+    observe(f64::INFINITY, 5.0);
+    observe(0.0, 5.0);
+    assert_eq!(pace(), before);
+    for _ in 0..1000 {
+      observe(1.0, 1e-9);
+    }
+    assert!((pace() - PACE_MIN).abs() < 0.01);
+    for _ in 0..200 {
+      observe(10.0, 10.0);
+    }
+    assert!((pace() - 1.0).abs() < 0.01, "{}", pace());
+  }
 
   #[test]
   fn lanes_slice_only_when_they_hold_all_threads_but_one() {

@@ -10,7 +10,8 @@ use zstd::zstd_safe;
 use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::{owned, scratch};
-use zstd_pool_core::oneshot::{estimated_micros, CompressCall, DecompressCall};
+use zstd_pool_core::oneshot::{model_micros, CompressCall, DecompressCall};
+use zstd_pool_core::schedule;
 
 use crate::exports::dictionary::prepared;
 use crate::exports::prefix::HeldPrefix;
@@ -72,9 +73,10 @@ pub fn compress(
   let result = call.and_then(|call| {
     let held = HeldPrefix::of(&reference)?;
     let prefix = held.as_ref().map(HeldPrefix::bytes);
-    let micros = call.estimated_micros(input.len(), prefix.map_or(0, <[u8]>::len));
+    let model = call.model_micros(input.len(), prefix.map_or(0, <[u8]>::len));
+    let micros = schedule::paced(model);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
-      return compress_here(&call, &env, input, prefix, slot);
+      return schedule::timed(model, || compress_here(&call, &env, input, prefix, slot));
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
@@ -166,9 +168,10 @@ pub fn decompress(
       .with_set(set_of(&reference)?);
     // The frame walk refuses what the limits or the dictionaries rule out, before any work.
     let plan = call.plan(input)?;
-    let micros = estimated_micros(plan);
+    let model = model_micros(plan);
+    let micros = schedule::paced(model);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
-      return decompress_here(&call, &env, input, prefix, plan, slot);
+      return schedule::timed(model, || decompress_here(&call, &env, input, prefix, plan, slot));
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv
     // thread never writes memory that JavaScript could reach (even a Buffer made for the call is
