@@ -6,6 +6,7 @@ import { trainingSection } from './dictionary.mjs'
 import { FLOOR, FLOOR_AGAIN, FLOOR_BATCH, FLOOR_FRESH, isFloor } from './floor.mjs'
 import { httpSection } from './http.mjs'
 import { seekableSection } from './seekable.mjs'
+import { spreadSection } from './spread.mjs'
 
 const MODES = {
   cs: ['sync compress', 0],
@@ -614,6 +615,8 @@ export function writeReport({ major = '26', runs = 3, seconds, date = new Date()
   if (httpResult?.rows) md.push('', ...httpSection(httpResult))
   const seekable = read(new URL('./results/seekable.json', import.meta.url))
   if (seekable?.cells) md.push('', ...seekableSection(seekable))
+  const spread = read(new URL('./results/spread.json', import.meta.url))
+  if (spread?.cells) md.push('', ...spreadSection(spread))
   const memory = read(new URL('./results/memory.json', import.meta.url))
   if (memory?.rows) md.push('', ...memorySection(memory))
   writeFileSync(new URL('./RESULTS.md', import.meta.url), `${md.join('\n')}\n`)

@@ -3,7 +3,8 @@
 // compression, dictionaries, streams, the batch API, the WebAssembly build and memory
 // (benchmark/multithread.mjs, benchmark/dictionary.mjs, benchmark/stream.mjs, benchmark/many.mjs,
 // benchmark/wasm.mjs, benchmark/memory.mjs), HTTP responses (benchmark/http.mjs) and random
-// reads of a seekable file (benchmark/seekable.mjs), then writes benchmark/RESULTS.md and
+// reads of a seekable file (benchmark/seekable.mjs), the 1 MiB sync cells process by process
+// (benchmark/spread.mjs), then writes benchmark/RESULTS.md and
 // benchmark/chart.svg.
 // `npm run bench:quick` (or `node benchmark/run.mjs --quick`): a look in under a minute at a few
 // cells and at seekable reads of a smaller file, printed, leaving the committed report alone.
@@ -101,6 +102,8 @@ console.log('Measuring HTTP responses against the compression middleware (benchm
 execFileSync(node, ['benchmark/http.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring random reads of a seekable file against the whole file and pyzstd (benchmark/seekable.mjs) ...')
 execFileSync(node, ['--expose-gc', 'benchmark/seekable.mjs'], { cwd: root, stdio: 'inherit' })
+console.log('Measuring the 1 MiB sync cells in separate processes (benchmark/spread.mjs) ...')
+execFileSync(node, ['benchmark/spread.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring memory after bursts and in a steady loop (benchmark/memory.mjs) ...')
 execFileSync(node, ['benchmark/memory.mjs'], { cwd: root, stdio: 'inherit' })
 writeReport({ major, runs, seconds: (Date.now() - started) / 1000 })
