@@ -18,6 +18,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
 /** Paired rounds of `floor` and `ours` (each one batch of FLOOR_BATCH calls) for `ms`. */
 export function paired(floor, ours, ms) {
   const ratios = []
+  const extras = []
   const floorTimes = []
   const ourTimes = []
   const time = (fn) => {
@@ -44,9 +45,17 @@ export function paired(floor, ours, ms) {
     ourTimes.push(ourTime)
     floorTimes.push(floorTime)
     ratios.push(ourTime / floorTime)
+    extras.push(ourTime - floorTime)
   }
   const perCall = (times) => (median(times) * 1000) / FLOOR_BATCH
-  return { ratio: median(ratios), floor: perCall(floorTimes), ours: perCall(ourTimes), rounds: ratios.length }
+  // `extra`: the µs a call takes over the floor's, the median of the rounds' differences.
+  return {
+    ratio: median(ratios),
+    extra: perCall(extras),
+    floor: perCall(floorTimes),
+    ours: perCall(ourTimes),
+    rounds: ratios.length,
+  }
 }
 
 export function overhead(sizes = [1024, 8192, 65536, 1048576], ms = 1500) {

@@ -18,7 +18,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { collect, disturbed, summary, writeReport } from './report.mjs'
-import { newestNode, setupPeers } from './setup.mjs'
+import { newestNode, setupPeers, setupPythonPeers } from './setup.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const started = Date.now()
@@ -29,6 +29,7 @@ const floorBinary = readdirSync(benchBuild).find((name) => name.endsWith('.node'
 if (!floorBinary) throw new Error('no build with the floor: npm run build:bench')
 process.env.NAPI_RS_NATIVE_LIBRARY_PATH ??= join(benchBuild, floorBinary)
 setupPeers()
+setupPythonPeers()
 const node = process.env.BENCH_NODE === 'current' ? process.execPath : newestNode
 const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()
 const major = version.slice(1).split('.')[0]

@@ -1,6 +1,7 @@
 // Installs what the benchmark compares against into benchmark/peers (pinned in its lockfile):
-// the other Node zstd libraries, and the newest Node (for node:zlib's own zstd).
-import { execFileSync } from 'node:child_process'
+// the other Node zstd libraries, and the newest Node (for node:zlib's own zstd); and, into
+// .tools/pypkgs (pinned), the Python ones: python-zstandard (batches) and pyzstd (seekable reads).
+import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -24,4 +25,25 @@ export function setupPeers() {
   writeFileSync(stamp, lockHash)
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) setupPeers()
+/** Where the Python peers go, for PYTHONPATH. */
+export const pythonPackages = fileURLToPath(new URL('../.tools/pypkgs', import.meta.url))
+
+const PYTHON_PEERS = { zstandard: 'zstandard==0.25.0', pyzstd: 'pyzstd==0.17.0' }
+
+/** Installs the Python peers that are missing; a section whose peer could not be installed says so. */
+export function setupPythonPeers() {
+  const env = { ...process.env, PYTHONPATH: pythonPackages }
+  for (const [module, pinned] of Object.entries(PYTHON_PEERS)) {
+    if (spawnSync('python3', ['-c', `import ${module}`], { env }).status === 0) continue
+    console.log(`Installing ${pinned} into .tools/pypkgs ...`)
+    const pip = (...extra) =>
+      spawnSync('python3', ['-m', 'pip', 'install', '-q', '--target', pythonPackages, ...extra, pinned], { stdio: 'inherit' })
+    // Debian's Python refuses installs outside a virtual environment unless told this.
+    if (pip().status !== 0 && pip('--break-system-packages').status !== 0) console.log(`Could not install ${pinned}.`)
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  setupPeers()
+  setupPythonPeers()
+}
