@@ -33,6 +33,9 @@ impl Context for Vec<u8> {
   fn bytes(&self) -> usize {
     self.capacity()
   }
+  /// The allocator takes a large one back by itself when it is freed, and giving the rest of
+  /// the heap back would only have the next results fault their pages in again.
+  const TRIMS: bool = false;
 }
 
 /// Scratch buffers for results whose final size is known only once made (a frame is at most

@@ -37,6 +37,9 @@ pub trait Context: Send + Sized {
   fn reset(&mut self) -> bool;
   /// The memory it holds, as libzstd counts it (`ZSTD_sizeof_CCtx`, `ZSTD_sizeof_DCtx`).
   fn bytes(&self) -> usize;
+  /// Whether freeing one counts towards giving memory back to the system (see
+  /// `sweep::note_freed`).
+  const TRIMS: bool = true;
 }
 
 /// libzstd's two contexts: zstd-safe gives them the same calls, but under no common trait.
@@ -152,6 +155,13 @@ pub struct PoolCounters {
   pub holdings: Holdings,
 }
 
+/// Notes that contexts holding `bytes` were freed, where they count towards a trim.
+fn note_freed<C: Context>(bytes: usize) {
+  if C::TRIMS {
+    sweep::note_freed(bytes);
+  }
+}
+
 /// Locks `mutex`, which guards plain data: a panic elsewhere cannot leave it half-updated.
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
   mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -197,7 +207,7 @@ impl<C: Context> ContextPool<C> {
     if self.max_idle.load(Ordering::Relaxed) == 0 || bytes > max_idle_bytes || self.oversized(bytes, max_idle_bytes) {
       self.counts.freed_over_bound.fetch_add(1, Ordering::Release);
       drop(context);
-      sweep::note_freed(bytes);
+      note_freed::<C>(bytes);
       return;
     }
     let entry = Idle { context, bytes, since: sweep::epoch() };
@@ -212,7 +222,7 @@ impl<C: Context> ContextPool<C> {
     let freed = evicted.iter().map(|entry| entry.bytes).sum();
     drop(evicted);
     if freed > 0 {
-      sweep::note_freed(freed);
+      note_freed::<C>(freed);
     }
   }
 
@@ -280,7 +290,7 @@ impl<C: Context> ContextPool<C> {
     let freed = evicted.iter().map(|entry| entry.bytes).sum();
     drop(evicted);
     if freed > 0 {
-      sweep::note_freed(freed);
+      note_freed::<C>(freed);
     }
   }
 
@@ -320,7 +330,7 @@ impl<C: Context> Home<C> for &ContextPool<C> {
   fn discard(&self, leased: usize) {
     self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
-    sweep::note_freed(leased);
+    note_freed::<C>(leased);
   }
   fn resized(&self, before: usize, now: usize) {
     self.in_use_bytes.fetch_add(now, Ordering::Relaxed);
