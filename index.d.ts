@@ -302,8 +302,9 @@ export interface PoolStats {
   /** Multi-threaded compression contexts (`workers`), cached with their worker threads. */
   multithreaded: ContextPoolStats
   /**
-   * The buffers compressions on the calling thread make frames in before copying them into
-   * Buffers of their size, pooled as contexts are (the same bounds).
+   * The buffers results are made in before they are copied into Buffers of their size (frames,
+   * and what async decompressions of a declared size decode), pooled as contexts are (the same
+   * bounds).
    */
   scratch: ContextPoolStats
   /**

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 
-import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
+import { compress, compressSync, Dictionary, decompress, decompressSync, poolStats } from 'zstd-pool'
 import { corpus, textOfLength, wasi } from './helpers'
 
 declare const gc: () => void
@@ -54,6 +54,29 @@ describe('async calls', () => {
     dropped = null
     gc()
     expect(decompressSync(await compressingDropped).equals(original)).toBe(true)
+  })
+
+  it('queue a small compression whose dictionary is not yet digested for its level', async () => {
+    const { createHook } = await import('node:async_hooks')
+    // Digesting 1 MiB takes tens of milliseconds at level 9, the input a microsecond: the
+    // estimate must count the digest, or the call would block the event loop for it.
+    const dictionary = new Dictionary(textOfLength(1 << 20))
+    const queued: string[] = []
+    const hook = createHook({
+      init(_id, type) {
+        if (type.startsWith('zstd-pool')) queued.push(type)
+      },
+    }).enable()
+    const frames = [await compress(textOfLength(200), { level: 9, dictionary })]
+    hook.disable()
+    expect(queued).toContain('zstd-pool:compress')
+    // Once digested, the same call is small again and runs on the spot.
+    queued.length = 0
+    hook.enable()
+    frames.push(await compress(textOfLength(200), { level: 9, dictionary }))
+    hook.disable()
+    expect(queued).toEqual([])
+    for (const frame of frames) expect(decompressSync(frame, { dictionary }).equals(textOfLength(200))).toBe(true)
   })
 
   it('let timers run during a long await loop of tiny calls', async () => {

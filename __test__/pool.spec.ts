@@ -149,6 +149,23 @@ describe('memory the pools hold', () => {
     configurePool({ idleTimeoutMs: 5000 })
   })
 
+  it('takes back the scratch buffers of calls cancelled before they ran, not counting them as failed', async () => {
+    const frame = compressSync(textOfLength(1 << 20))
+    const before = poolStats().scratch
+    // Every libuv thread busy for a while, so that the calls below wait in the queue.
+    const big = textOfLength(4 << 20)
+    const blockers = Array.from({ length: 8 }, () => compress(big, 12))
+    const controller = new AbortController()
+    const calls = Array.from({ length: 20 }, () => decompress(frame, { signal: controller.signal }))
+    controller.abort()
+    const settled = await Promise.allSettled(calls)
+    await Promise.all(blockers)
+    expect(settled.every((outcome) => outcome.status === 'rejected')).toBe(true)
+    const after = poolStats().scratch
+    expect(after.droppedAfterError).toBe(before.droppedAfterError)
+    expect(after.inUse).toBe(0)
+  })
+
   it('counts a stream context in use, as it grows, until the stream ends', async () => {
     const frame = compressSync(textOfLength(4 << 20), { level: 19 })
     const before = poolStats().decompressors.inUseBytes

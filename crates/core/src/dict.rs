@@ -50,19 +50,37 @@ impl Prepared {
   /// The compression dictionary for `level`, built once per level (for the levels used most
   /// recently: see `CACHED_LEVELS`).
   pub fn cdict(&self, level: i32) -> Result<Arc<CDict<'static>>, Failure> {
-    let mut cdicts = self.cdicts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(index) = cdicts.iter().position(|(cached, _)| *cached == level) {
-      let entry = cdicts.remove(index);
-      let cdict = entry.1.clone();
-      cdicts.push(entry);
+    if let Some(cdict) = self.cached_cdict(level) {
       return Ok(cdict);
     }
-    let cdict = Arc::new(CDict::try_create(&self.bytes, level).ok_or(Failure::BadDictionary("its tables are corrupt"))?);
-    cdicts.push((level, cdict.clone()));
+    // Built without the lock: digesting takes up to a few hundred milliseconds, and the lock
+    // is also taken on the JavaScript thread (`memory`, after every call with this dictionary).
+    let built = Arc::new(CDict::try_create(&self.bytes, level).ok_or(Failure::BadDictionary("its tables are corrupt"))?);
+    let mut cdicts = self.cdicts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Another call may have built it meanwhile: the first one in is kept.
+    if let Some((_, cdict)) = cdicts.iter().find(|(cached, _)| *cached == level) {
+      return Ok(cdict.clone());
+    }
+    cdicts.push((level, built.clone()));
     if cdicts.len() > CACHED_LEVELS {
       cdicts.remove(0);
     }
-    Ok(cdict)
+    Ok(built)
+  }
+
+  /// The compression dictionary for `level` if it is built, made the most recently used.
+  fn cached_cdict(&self, level: i32) -> Option<Arc<CDict<'static>>> {
+    let mut cdicts = self.cdicts.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let index = cdicts.iter().position(|(cached, _)| *cached == level)?;
+    let entry = cdicts.remove(index);
+    let cdict = entry.1.clone();
+    cdicts.push(entry);
+    Some(cdict)
+  }
+
+  /// Whether the compression dictionary for `level` is built already.
+  pub fn has_cdict(&self, level: i32) -> bool {
+    self.cdicts.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).iter().any(|(cached, _)| *cached == level)
   }
 
   /// About how much memory this holds: the bytes and their digested forms.

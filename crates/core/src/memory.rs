@@ -36,6 +36,9 @@ impl Context for Vec<u8> {
   /// The allocator takes a large one back by itself when it is freed, and giving the rest of
   /// the heap back would only have the next results fault their pages in again.
   const TRIMS: bool = false;
+  /// Memory has no state to be unsure of: one dropped with its call (failed, or cancelled before
+  /// it ran) goes back to the pool, and is cleared before its next use.
+  const SAFE_AFTER_FAILURE: bool = true;
 }
 
 /// Scratch buffers for results whose final size is known only once made (a frame is at most

@@ -92,7 +92,8 @@ impl Home<CCtx<'static>> for KeyedHome<'_> {
     self.cache.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.cache.give_back(self.key, context);
   }
-  fn discard(&self, leased: usize) {
+  fn discard(&self, context: CCtx<'static>, leased: usize) {
+    drop(context);
     self.cache.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.cache.counts.dropped_after_error.fetch_add(1, Ordering::Release);
     sweep::note_freed(leased);

@@ -40,6 +40,9 @@ pub trait Context: Send + Sized {
   /// Whether freeing one counts towards giving memory back to the system (see
   /// `sweep::note_freed`).
   const TRIMS: bool = true;
+  /// Whether one whose use failed part way can be reused all the same (after `reset`): a zstd
+  /// context cannot, as its state is then unknown.
+  const SAFE_AFTER_FAILURE: bool = false;
 }
 
 /// libzstd's two contexts: zstd-safe gives them the same calls, but under no common trait.
@@ -316,8 +319,8 @@ impl<C: Context> ContextPool<C> {
 pub trait Home<C> {
   /// `leased` is what the context held when taken (or last measured).
   fn put_back(&self, context: C, leased: usize);
-  /// The lease ended without `give_back`: its context is being freed.
-  fn discard(&self, leased: usize);
+  /// The lease ended without `give_back` (its call failed, or was dropped unrun).
+  fn discard(&self, context: C, leased: usize);
   /// A context on loan now holds `now` bytes instead of `before`.
   fn resized(&self, before: usize, now: usize);
 }
@@ -327,9 +330,13 @@ impl<C: Context> Home<C> for &ContextPool<C> {
     self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.give_back(context);
   }
-  fn discard(&self, leased: usize) {
+  fn discard(&self, context: C, leased: usize) {
+    if C::SAFE_AFTER_FAILURE {
+      return self.put_back(context, leased);
+    }
     self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
     self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
+    drop(context);
     note_freed::<C>(leased);
   }
   fn resized(&self, before: usize, now: usize) {
@@ -389,8 +396,8 @@ impl<C, H: Home<C>> DerefMut for Lease<C, H> {
 
 impl<C, H: Home<C>> Drop for Lease<C, H> {
   fn drop(&mut self) {
-    if self.context.take().is_some() {
-      self.home.discard(self.bytes);
+    if let Some(context) = self.context.take() {
+      self.home.discard(context, self.bytes);
     }
   }
 }

@@ -76,7 +76,9 @@ pub fn compress(
     let model = call.model_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     let micros = schedule::paced(model);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
-      return schedule::timed(model, || compress_here(&call, &env, input, prefix, slot));
+      let here = || compress_here(&call, &env, input, prefix, slot);
+      // The model leaves out what a dictionary or a prefix costs: such calls are not timed.
+      return if reference.is_none() { schedule::timed(model, here) } else { here() };
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
@@ -171,7 +173,8 @@ pub fn decompress(
     let model = model_micros(plan);
     let micros = schedule::paced(model);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
-      return schedule::timed(model, || decompress_here(&call, &env, input, prefix, plan, slot));
+      let here = || decompress_here(&call, &env, input, prefix, plan, slot);
+      return if reference.is_none() { schedule::timed(model, here) } else { here() };
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv
     // thread never writes memory that JavaScript could reach (even a Buffer made for the call is

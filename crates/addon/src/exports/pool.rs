@@ -67,8 +67,9 @@ pub struct PoolStats {
   pub decompressors: ContextPoolStats,
   /// Multi-threaded compression contexts (`workers`), cached with their worker threads.
   pub multithreaded: ContextPoolStats,
-  /// The buffers compressions on the calling thread make frames in before copying them into
-  /// Buffers of their size, pooled as contexts are (the same bounds).
+  /// The buffers results are made in before they are copied into Buffers of their size (frames,
+  /// and what async decompressions of a declared size decode), pooled as contexts are (the same
+  /// bounds).
   pub scratch: ContextPoolStats,
   /// How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
   /// contexts stay.
