@@ -8,9 +8,12 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
-import { requirePeer } from './contenders.mjs'
 import { payloads } from './corpus.mjs'
 
+// Not contenders.mjs's requirePeer: importing that module loads the package (the native build)
+// before NAPI_RS_FORCE_WASI is set, and `require('../main.js')` here then gave the native build
+// back from the module cache, which the reports until 2026-12-02 measured as the WebAssembly one.
+const requirePeer = createRequire(new URL('./peers/package.json', import.meta.url))
 const require = createRequire(import.meta.url)
 if (!existsSync(new URL('../zstd-pool.wasm32-wasi.wasm', import.meta.url))) {
   console.log('No WebAssembly build (npm run build:wasi): the WebAssembly section is left out.')
@@ -20,6 +23,8 @@ if (!existsSync(new URL('../zstd-pool.wasm32-wasi.wasm', import.meta.url))) {
 // peers here are no napi-rs packages.
 process.env.NAPI_RS_FORCE_WASI = 'error'
 const ours = require('../main.js')
+if (!require('../lib/binding.js').capabilities.staged)
+  throw new Error('benchmark/wasm.mjs loaded the native build, not the WebAssembly one')
 const boku = requirePeer('@bokuweb/zstd-wasm')
 await boku.init()
 const fzstd = requirePeer('fzstd')
