@@ -10,7 +10,7 @@ const { compressOptions, decompressOptions, referenceOf } = require('./options.j
 const { bytes, lengthOf } = require('./primordials.js')
 const { compressSlab, decoded, decompressSlab, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled } = require('./schedule.js')
-const { STAGED, STAGE_OWNER, compressRoom, decompressRoom, shrinkStage, staged } = require('./staging.js')
+const { STAGED, STAGE_OWNER, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
 
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, settings) {
@@ -33,8 +33,8 @@ function startCompress(data, settings, cancellation) {
 function compressView(input, settings, micros, cancellation) {
   const { parameters } = settings
   if (STAGED) {
-    const at = staged(input, compressRoom(input))
-    return shrinkStage(binding.compressStaged(STAGE_OWNER, at, parameters, referenceOf(settings), micros, cancellation))
+    stagedCompress(input, micros, parameters)
+    return shrinkStage(binding.compressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
   }
   const slab = compressSlab(lengthOf(input))
   if (isPlain(settings, cancellation)) return binding.compressPlain(input, parameters, micros, slab, slabOffset())
@@ -68,8 +68,8 @@ function startDecompress(data, settings, cancellation) {
 function decompressView(input, settings, micros, cancellation) {
   const { maxOutputLength: max, windowLogMax } = settings
   if (STAGED) {
-    const at = staged(input, decompressRoom(input))
-    return shrinkStage(binding.decompressStaged(STAGE_OWNER, at, max, windowLogMax, referenceOf(settings), micros, cancellation))
+    stagedDecompress(input, micros, max, windowLogMax)
+    return shrinkStage(binding.decompressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
   }
   const slab = decompressSlab()
   if (isPlainDecode(settings, cancellation))

@@ -1,9 +1,11 @@
 'use strict'
 // Under WASI (the WebAssembly build, in Node or a browser), a Buffer's memory lives outside the
 // module's, and emnapi copies each input's whole ArrayBuffer in (kept until it is collected) and
-// each result out through a fresh ArrayBuffer: most of the time of a small call. There, calls
-// pass numbers only: the input is copied into the staging area, a Uint8Array over the module's
-// own memory, and a result that fits past it is written there and copied out by results.js;
+// each result out through a fresh ArrayBuffer: most of the time of a small call. There, a call
+// is laid out in the staging area, a Uint8Array over the module's own memory (its numbers and
+// settings, then a copy of its input: the layout is crates/addon/src/napi/staging.rs's), and
+// passes only the area's owner; a result that fits past the input is written there and copied
+// out by results.js;
 // other results come as NativeBytes, copied out through a view of their own (see
 // crates/addon/src/napi/staging.rs). Elsewhere nothing here runs but `ownMemory`, which returns its argument.
 
@@ -28,22 +30,50 @@ let stage = null
 // through methods of `stage` that a patched `Symbol.species` could divert into calling back in.
 let stageBuffer = null
 let stageOffset = 0
+// The call's numbers and settings, at the start of `stage` (crates/addon/src/napi/staging.rs).
+let stageNumbers = null
+let stageSettings = null
+/** How many numbers (f64) a staged call starts with: its input's length, the microseconds it
+ * may run on the spot, the most output and the window log bound (decompression), and how many
+ * settings (i32, compression's) follow. */
+const NUMBERS = 5
+const NO_SETTINGS = new Int32Array(0)
 
 /** Where a small result is written in the staging area: past the input, 8-byte aligned. */
 let stageResultAt = 0
 
-/** Copies `input` into the staging area, with `room` bytes past it for the result, and returns
- * its length, for a staged native call made right after, with nothing in between that could run
- * other code (which could call back in). */
-function staged(input, room) {
+/**
+ * Lays a call out in the staging area: its numbers, compression's `settings` (an Int32Array,
+ * empty for decompression), then a copy of `input` with `room` bytes past it for the result; for
+ * a staged native call made right after, with nothing in between that could run other code
+ * (which could call back in).
+ */
+function staged(input, room, micros, settings, maxOutputLength, windowLogMax) {
   const length = lengthOf(input)
-  stageResultAt = Math.ceil(length / 8) * 8
+  const count = lengthOf(settings) >> 2
+  const inputAt = Math.ceil((NUMBERS * 8 + count * 4) / 8) * 8
+  stageResultAt = inputAt + Math.ceil(length / 8) * 8
   const wanted = stageResultAt + room
   const size = stage === null ? 0 : lengthOf(stage)
   if (size < wanted || (size > STAGE_KEEP && wanted <= STAGE_KEEP)) replaceStage(wanted)
+  stageNumbers[0] = length
+  stageNumbers[1] = micros
+  stageNumbers[2] = maxOutputLength
+  stageNumbers[3] = windowLogMax
+  stageNumbers[4] = count
+  if (count > 0) typedArraySet.call(stageSettings, settings)
   // A view whose memory is gone (see `bytes`) reads as no bytes: there is nothing to copy.
-  if (length > 0) typedArraySet.call(stage, input)
-  return length
+  if (length > 0) typedArraySet.call(stage, input, inputAt)
+}
+
+/** Lays out a compression (see `staged`). */
+function stagedCompress(input, micros, settings) {
+  staged(input, compressRoom(input), micros, settings, 0, 0)
+}
+
+/** Lays out a decompression (see `staged`). */
+function stagedDecompress(input, micros, maxOutputLength, windowLogMax) {
+  staged(input, decompressRoom(input), micros, NO_SETTINGS, maxOutputLength, windowLogMax)
 }
 
 /** The room to keep past an input for its result: none for a large input, whose result comes
@@ -84,6 +114,8 @@ function ownMemory(view) {
 function replaceStage(wanted) {
   stage = null
   stageBuffer = null
+  stageNumbers = null
+  stageSettings = null
   if (wanted > MAX_STAGE) {
     throw coded(
       new RangeError(`zstd-pool: the WebAssembly build takes inputs of at most ${MAX_STAGE} bytes`),
@@ -97,6 +129,9 @@ function replaceStage(wanted) {
   stage = area
   stageBuffer = typedArrayGetters.buffer.call(area)
   stageOffset = typedArrayGetters.byteOffset.call(area)
+  // The area is 8-byte aligned (a native allocation of 8-byte words) and at least STAGE_MIN long.
+  stageNumbers = new Float64Array(stageBuffer, stageOffset, NUMBERS)
+  stageSettings = new Int32Array(stageBuffer, stageOffset + NUMBERS * 8, (size - NUMBERS * 8) >> 2)
 }
 
 /** Replaces a large staging area once the call that needed it is queued (it owns a copy). */
@@ -119,10 +154,9 @@ module.exports = {
   STAGED,
   STAGE_OWNER,
   afterStagedCall,
-  compressRoom,
-  decompressRoom,
   ownMemory,
   shrinkStage,
-  staged,
+  stagedCompress,
+  stagedDecompress,
   stagedView,
 }

@@ -27,44 +27,38 @@ pub fn staging_area(env: Env, owner: u32, len: u32) -> Result<Js> {
   raw::staging_area(&env, owner, len as usize).map_err(|failure| throw(&env, failure))
 }
 
-/// A staged call's input and where its result goes (see `napi::staged`), or the error that the
-/// owner has no input that long staged.
-fn staged<'a>(env: &Env, owner: u32, input_length: u32) -> Result<(&'a [u8], Target, u32)> {
-  raw::staged(owner, input_length).ok_or_else(|| throw(env, Failure::Napi("no staged input")))
+/// `owner`'s staged call and where its result goes (see `napi::staged`), or the error that the
+/// owner has no call staged that fits its area.
+fn staged<'a>(env: &Env, owner: f64) -> Result<(raw::StagedCall<'a>, Target, u32)> {
+  raw::staged(owner as u32).ok_or_else(|| throw(env, Failure::Napi("no staged call")))
 }
 
-/// `compress` under WASI: the input is the first `input_length` bytes of `owner`'s staging area,
-/// and a small result is written into it past the input.
+/// `compress` under WASI: the call is laid out in `owner`'s staging area (its numbers, settings
+/// and input, see `napi/staging.rs`), and a small result is written into it past the input.
+/// `owner` is a number that is read as an `f64`: emnapi reads an unsigned one through a fresh
+/// typed array.
 #[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
-#[allow(clippy::too_many_arguments)]
 pub fn compress_staged(
   env: Env,
-  owner: u32,
-  input_length: u32,
-  settings: &[i32],
+  owner: f64,
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
-  inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let (input, area, offset) = staged(&env, owner, input_length)?;
-  compress(env, input, settings, reference, inline_micros, Some(area), offset, cancellation)
+  let (call, area, offset) = staged(&env, owner)?;
+  compress(env, call.input, call.settings, reference, call.inline_micros, Some(area), offset, cancellation)
 }
 
 /// `decompress` under WASI, as [`compress_staged`] is `compress`.
 #[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
-#[allow(clippy::too_many_arguments)]
 pub fn decompress_staged(
   env: Env,
-  owner: u32,
-  input_length: u32,
-  max_output_length: f64,
-  window_log_max: u32,
+  owner: f64,
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined")] reference: Option<
     Reference,
   >,
-  inline_micros: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let (input, area, offset) = staged(&env, owner, input_length)?;
-  decompress(env, input, max_output_length, window_log_max, reference, inline_micros, Some(area), offset, cancellation)
+  let (call, area, offset) = staged(&env, owner)?;
+  let (max_output_length, window_log_max) = (call.max_output_length, call.window_log_max);
+  decompress(env, call.input, max_output_length, window_log_max, reference, call.inline_micros, Some(area), offset, cancellation)
 }

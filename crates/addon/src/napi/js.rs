@@ -474,14 +474,15 @@ impl Slot {
 // ---------------------------------------------------------------------------------------------
 // Staging areas (the WebAssembly build)
 
-/// A staged call's input, the first `len` bytes of `owner`'s staging area, and where its small
-/// result goes: the area, from the first 8-byte boundary past the input. Valid until the call
-/// returns: an area is replaced only by its owner's `staging_area` call. `None` when the owner
-/// has no area that long.
+/// `owner`'s staged call (see `staging::call`), and where its small result goes: the area, from
+/// the first 8-byte boundary past the input. Valid until the call returns: an area is replaced
+/// only by its owner's `staging_area` call. `None` when the owner has no call that fits its area.
 #[cfg(target_family = "wasm")]
-pub fn staged<'a>(owner: u32, len: u32) -> Option<(&'a [u8], Target, u32)> {
-  let (input, data, capacity) = super::staging::staged(owner, len as usize)?;
-  Some((input, Target { data, len: capacity }, len.saturating_add(7) & !7))
+pub fn staged<'a>(owner: u32) -> Option<(super::staging::Call<'a>, Target, u32)> {
+  let call = super::staging::call(owner)?;
+  let result_at = u32::try_from(call.result_at).ok()?;
+  let target = Target { data: call.area, len: call.capacity };
+  Some((call, target, result_at))
 }
 
 /// Frees `owner`'s staging area and makes a new one of `len` bytes: a view of it (the

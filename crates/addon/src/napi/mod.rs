@@ -44,4 +44,6 @@ pub use js::{
 };
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};
+#[cfg(target_family = "wasm")]
+pub use staging::Call as StagedCall;
 pub use work::{queue, Cancellation, IntoJs, Job, Produced, Task};

@@ -8,10 +8,15 @@
 //! Buffer is a copy into a fresh `ArrayBuffer`, which needs `Buffer` (absent in browsers).
 //! Profiled on Node 20, that was most of the time of a 1 KiB call.
 //!
-//! So under WASI, calls pass numbers only. A staging area is a native allocation, which
-//! JavaScript sees as a `Uint8Array` over the module's memory (an emnapi memory view, which stays
-//! usable as the memory grows): `main.js` copies an input into it and passes its length, native
-//! code reads it in place and writes a small result past it, which `main.js` copies out. Larger
+//! So under WASI, calls pass no bytes, and few numbers. A staging area is a native allocation,
+//! which JavaScript sees as a `Uint8Array` over the module's memory (an emnapi memory view, which
+//! stays usable as the memory grows): `lib/staging.js` lays a call out in it (its numbers, then
+//! the input: see [`call`]) and passes only the owner, native code reads it in place and writes
+//! a small result past it, which `lib/results.js` copies out. Reading a number argument is a trip
+//! through JavaScript under emnapi (and an unsigned one allocates a typed array), and reading an
+//! `Int32Array` of settings, which is no view of the module's memory, goes through an exception
+//! (emnapi tells an `ArrayBuffer` from a `SharedArrayBuffer` by catching one): the numbers of a
+//! call in the area halved a 1 KiB compression (see docs/wasm.md). Larger
 //! results stay native (`NativeBytes`) and are copied out through a view of their
 //! own. Each copy of the JavaScript that loads the module (two versions of the package, or
 //! `main.js` and `browser.mjs` in one bundle) owns an area of its own, by an id from
@@ -52,8 +57,9 @@ const UINT8_ARRAY: i32 = 1;
 /// frees only the area it was made for).
 struct Area {
   /// Never read here before JavaScript or a call has written it: left uninitialised, as
-  /// zeroing an area made for a large input cost more than the copy into it.
-  memory: Box<[MaybeUninit<u8>]>,
+  /// zeroing an area made for a large input cost more than the copy into it. In 8-byte words,
+  /// so that a call's numbers (`f64`s) are aligned.
+  memory: Box<[MaybeUninit<u64>]>,
   owner: u32,
   generation: usize,
 }
@@ -76,10 +82,11 @@ fn take(matches: impl Fn(&Area) -> bool) -> Option<Area> {
 /// Frees `owner`'s area and makes a new one of `len` bytes; a view of it for JavaScript.
 pub fn replace(env: &Env, owner: u32, len: usize) -> Result<sys::napi_value, Failure> {
   drop(take(|area| area.owner == owner));
-  let mut memory = Vec::<MaybeUninit<u8>>::new();
-  memory.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
+  let mut memory = Vec::<MaybeUninit<u64>>::new();
+  let words = len.div_ceil(8);
+  memory.try_reserve_exact(words).map_err(|_| Failure::OutOfMemory { bytes: len })?;
   // Within the capacity reserved: no allocation, and no bytes written (they are uninit).
-  memory.resize(len, MaybeUninit::uninit());
+  memory.resize(words, MaybeUninit::uninit());
   let mut memory = memory.into_boxed_slice();
   let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
   let mut value = ptr::null_mut();
@@ -108,23 +115,69 @@ unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mu
   drop(take(|area| area.generation == hint as usize));
 }
 
-/// A staged call's input, the first `len` bytes of `owner`'s staging area, and the area (its
-/// start and length), where its result may be written. Valid until the call returns: the area is replaced only by its
-/// owner's `stagingArea`. `None` when the owner has no area that long.
-pub fn staged<'a>(owner: u32, len: usize) -> Option<(&'a [u8], *mut u8, usize)> {
+/// The numbers of a staged call, as `lib/staging.js` writes them at the start of the area, one
+/// `f64` each: the input's length, the microseconds the call may run on the spot, the most output
+/// (decompression) and the window log bound (decompression), and how many settings follow
+/// (compression's, one `i32` each, see `CompressParams::from_settings`). The input starts at the
+/// first 8-byte boundary past them.
+const NUMBERS: usize = 5;
+
+/// A staged call, read from its owner's area.
+pub struct Call<'a> {
+  pub input: &'a [u8],
+  pub inline_micros: f64,
+  pub max_output_length: f64,
+  pub window_log_max: u32,
+  pub settings: &'a [i32],
+  /// The area, where a small result may be written, and the offset it may be written from: the
+  /// first 8-byte boundary past the input.
+  pub area: *mut u8,
+  pub capacity: usize,
+  pub result_at: usize,
+}
+
+/// `owner`'s staged call (see [`NUMBERS`]). Valid until the call returns: the area is replaced
+/// only by its owner's `stagingArea`. `None` when the owner has no area, or what it says does
+/// not fit in it.
+pub fn call<'a>(owner: u32) -> Option<Call<'a>> {
   let mut areas = areas();
   let memory = &mut areas.iter_mut().find(|area| area.owner == owner)?.memory;
-  if len > memory.len() {
+  let (data, capacity) = (memory.as_mut_ptr().cast::<u8>(), memory.len() * 8);
+  if memory.len() < NUMBERS {
     return None;
   }
-  let (data, capacity) = (memory.as_mut_ptr().cast::<u8>(), memory.len());
-  // SAFETY: the area's memory stays allocated and unmoved (a boxed slice; the list may move
-  // the box, not its contents) until its owner replaces it or a finalizer frees it, which only
-  // JavaScript can cause, and the caller (a native call) runs none before it is done with the
-  // input. Its first `len` bytes are the input, which the owner wrote there (as JavaScript
-  // writes any Buffer a call reads).
-  let input = unsafe { std::slice::from_raw_parts(data.cast_const(), len) };
-  Some((input, data, capacity))
+  // SAFETY: the area's memory stays allocated and unmoved (a boxed slice; the list may move the
+  // box, not its contents) until its owner replaces it or a finalizer frees it, which only
+  // JavaScript can cause, and the caller (a native call) runs none before it is done with it.
+  // Its first words are the call's numbers, which the owner wrote (as JavaScript writes any
+  // Buffer a call reads); any bit pattern is an `f64`.
+  let numbers = unsafe { std::slice::from_raw_parts(data.cast::<f64>().cast_const(), NUMBERS) };
+  // Saturating conversions: JavaScript writes checked whole numbers, and anything else is caught
+  // by the bounds below or by the call itself.
+  let (len, settings_len) = (numbers[0] as usize, numbers[4] as usize);
+  let input_at = (NUMBERS * 8).checked_add(settings_len.checked_mul(4)?)?.checked_next_multiple_of(8)?;
+  let result_at = input_at.checked_add(len)?.checked_next_multiple_of(8)?;
+  if input_at.checked_add(len)? > capacity {
+    return None;
+  }
+  // SAFETY: as above; both lie in the area (checked), the settings 4-byte aligned (the area is
+  // 8-byte aligned, the settings 40 bytes into it), and the owner wrote them.
+  let (settings, input) = unsafe {
+    (
+      std::slice::from_raw_parts(data.add(NUMBERS * 8).cast::<i32>().cast_const(), settings_len),
+      std::slice::from_raw_parts(data.add(input_at).cast_const(), len),
+    )
+  };
+  Some(Call {
+    input,
+    inline_micros: numbers[1],
+    max_output_length: numbers[2],
+    window_log_max: numbers[3] as u32,
+    settings,
+    area: data,
+    capacity,
+    result_at,
+  })
 }
 
 /// Whether `len` bytes at `address` lie in a staging area: under WASI, the one memory that
@@ -132,7 +185,7 @@ pub fn staged<'a>(owner: u32, len: usize) -> Option<(&'a [u8], *mut u8, usize)> 
 pub fn contains(address: usize, len: usize) -> bool {
   areas().iter().any(|area| {
     let start = area.memory.as_ptr() as usize;
-    address >= start && address.saturating_add(len) <= start + area.memory.len()
+    address >= start && address.saturating_add(len) <= start + area.memory.len() * 8
   })
 }
 
