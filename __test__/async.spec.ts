@@ -56,7 +56,8 @@ describe('async calls', () => {
     expect(decompressSync(await compressingDropped).equals(original)).toBe(true)
   })
 
-  it('queue a small compression whose dictionary is not yet digested for its level', async () => {
+  // Not under WASI: async_hooks does not see the work emnapi queues.
+  it.skipIf(wasi)('queue a small compression whose dictionary is not yet digested for its level', async () => {
     const { createHook } = await import('node:async_hooks')
     // Digesting 1 MiB takes tens of milliseconds at level 9, the input a microsecond: the
     // estimate must count the digest, or the call would block the event loop for it.
