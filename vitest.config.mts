@@ -5,10 +5,15 @@ import { defineConfig } from 'vitest/config'
 // here, because the flag would switch every napi-rs package in this process to WASI too,
 // vite's own bundler included.
 const wasi = process.env.ZSTD_POOL_WASI === '1'
+// benchmark/run.mjs's build with the floor, loaded in the workers for the same reason.
+const benchBinary = process.env.ZSTD_POOL_BENCH_BINARY
 
 export default defineConfig({
   test: {
-    env: wasi ? { NAPI_RS_FORCE_WASI: 'error' } : {},
+    env: {
+      ...(wasi ? { NAPI_RS_FORCE_WASI: 'error' } : {}),
+      ...(benchBinary ? { NAPI_RS_NATIVE_LIBRARY_PATH: benchBinary } : {}),
+    },
     include: ['__test__/**/*.spec.ts'],
     globalSetup: ['__test__/global-setup.ts'],
     // The package's entries load as Node loads them, not through vitest's module runner, which

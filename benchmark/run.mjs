@@ -33,12 +33,17 @@ setupPythonPeers()
 const node = process.env.BENCH_NODE === 'current' ? process.execPath : newestNode
 const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()
 const major = version.slice(1).split('.')[0]
-const vitest = (env, extra = []) =>
+// The build with the floor reaches vitest's workers as ZSTD_POOL_BENCH_BINARY (see
+// vitest.config.mts): NAPI_RS_NATIVE_LIBRARY_PATH in vitest's own process would load it as the
+// binding of rolldown, vite's bundler, which is a napi-rs package too.
+const vitest = (env, extra = []) => {
+  const { NAPI_RS_NATIVE_LIBRARY_PATH: binary, ...rest } = process.env
   execFileSync(node, ['--expose-gc', 'node_modules/vitest/vitest.mjs', 'bench', '--run', ...extra], {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, ...env },
+    env: { ...rest, ZSTD_POOL_BENCH_BINARY: binary, ...env },
   })
+}
 
 if (process.argv.includes('--quick')) {
   // The cells a chooser looks at first, 200 ms each, one run.
