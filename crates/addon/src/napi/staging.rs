@@ -150,23 +150,23 @@ pub fn call<'a>(owner: u32) -> Option<Call<'a>> {
   // box, not its contents) until its owner replaces it or a finalizer frees it, which only
   // JavaScript can cause, and the caller (a native call) runs none before it is done with it.
   // Its first words are the call's numbers, which the owner wrote (as JavaScript writes any
-  // Buffer a call reads); any bit pattern is an `f64`.
-  let numbers = unsafe { std::slice::from_raw_parts(data.cast::<f64>().cast_const(), NUMBERS) };
-  // Saturating conversions: JavaScript writes checked whole numbers, and anything else is caught
-  // by the bounds below or by the call itself.
-  let (len, settings_len) = (numbers[0] as usize, numbers[4] as usize);
-  let input_at = (NUMBERS * 8).checked_add(settings_len.checked_mul(4)?)?.checked_next_multiple_of(8)?;
-  let result_at = input_at.checked_add(len)?.checked_next_multiple_of(8)?;
-  if input_at.checked_add(len)? > capacity {
-    return None;
-  }
-  // SAFETY: as above; both lie in the area (checked), the settings 4-byte aligned (the area is
-  // 8-byte aligned, the settings 40 bytes into it), and the owner wrote them.
-  let (settings, input) = unsafe {
-    (
-      std::slice::from_raw_parts(data.add(NUMBERS * 8).cast::<i32>().cast_const(), settings_len),
-      std::slice::from_raw_parts(data.add(input_at).cast_const(), len),
-    )
+  // Buffer a call reads; any bit pattern is an `f64`), then the settings and the input, which it
+  // wrote too, read only once checked to lie in the area: the settings 4-byte aligned (the area
+  // is 8-byte aligned, the settings 40 bytes into it). One block for the three reads, so that the
+  // checks between them stay next to them.
+  let (numbers, settings, input, result_at) = unsafe {
+    let numbers = std::slice::from_raw_parts(data.cast::<f64>().cast_const(), NUMBERS);
+    // Saturating conversions: JavaScript writes checked whole numbers, and anything else is
+    // caught by the bounds below or by the call itself.
+    let (len, settings_len) = (numbers[0] as usize, numbers[4] as usize);
+    let input_at = (NUMBERS * 8).checked_add(settings_len.checked_mul(4)?)?.checked_next_multiple_of(8)?;
+    let result_at = input_at.checked_add(len)?.checked_next_multiple_of(8)?;
+    if input_at.checked_add(len)? > capacity {
+      return None;
+    }
+    let settings = std::slice::from_raw_parts(data.add(NUMBERS * 8).cast::<i32>().cast_const(), settings_len);
+    let input = std::slice::from_raw_parts(data.add(input_at).cast_const(), len);
+    (numbers, settings, input, result_at)
   };
   Some(Call {
     input,
