@@ -40,7 +40,7 @@ impl CompressCall {
   /// How long compressing `len` bytes (against a prefix of `prefix_len`) should take here, in µs:
   /// infinite for work that should never run on the JavaScript thread of an async call.
   pub fn estimated_micros(&self, len: usize, prefix_len: usize) -> f64 {
-    schedule::paced(self.model_micros(len, prefix_len))
+    schedule::paced(schedule::Work::Compress, self.model_micros(len, prefix_len))
   }
 
   /// [`estimated_micros`](Self::estimated_micros) by the cost model's own figures.
@@ -251,7 +251,7 @@ impl DecompressCall {
 }
 
 /// How long a decompression should take, in µs, by the cost model's own figures (scaled to this
-/// machine by `schedule::paced`). Output of unknown size is never guessed at.
+/// machine by `schedule::paced` with `Work::Decompress`). Output of unknown size is never guessed at.
 pub fn model_micros(plan: OutputPlan) -> f64 {
   match plan {
     OutputPlan::Exact(len) => schedule::DECOMPRESS_FIXED_MICROS + len as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO,

@@ -11,7 +11,7 @@ use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::{owned, scratch};
 use zstd_pool_core::oneshot::{model_micros, CompressCall, DecompressCall};
-use zstd_pool_core::schedule;
+use zstd_pool_core::schedule::{self, Work};
 
 use crate::exports::dictionary::prepared;
 use crate::exports::prefix::HeldPrefix;
@@ -74,11 +74,11 @@ pub fn compress(
     let held = HeldPrefix::of(&reference)?;
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let model = call.model_micros(input.len(), prefix.map_or(0, <[u8]>::len));
-    let micros = schedule::paced(model);
+    let micros = schedule::paced(Work::Compress, model);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
       let here = || compress_here(&call, &env, input, prefix, slot);
       // The model leaves out what a dictionary or a prefix costs: such calls are not timed.
-      return if reference.is_none() { schedule::timed(model, here) } else { here() };
+      return if reference.is_none() { schedule::timed(Work::Compress, model, here) } else { here() };
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
@@ -171,10 +171,10 @@ pub fn decompress(
     // The frame walk refuses what the limits or the dictionaries rule out, before any work.
     let plan = call.plan(input)?;
     let model = model_micros(plan);
-    let micros = schedule::paced(model);
+    let micros = schedule::paced(Work::Decompress, model);
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);
-      return if reference.is_none() { schedule::timed(model, here) } else { here() };
+      return if reference.is_none() { schedule::timed(Work::Decompress, model, here) } else { here() };
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv
     // thread never writes memory that JavaScript could reach (even a Buffer made for the call is
