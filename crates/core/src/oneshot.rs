@@ -89,10 +89,7 @@ impl CompressCall {
     prefix: Option<&[u8]>,
     output: &mut C,
   ) -> Result<usize, Failure> {
-    let mut held = Held::new(&COMPRESSORS);
-    let written = self.compress_held(&mut held, input, prefix, output)?;
-    held.give_back();
-    Ok(written)
+    Held::once(&COMPRESSORS, |held| self.compress_held(held, input, prefix, output))
   }
 
   /// [`compress_into`](Self::compress_into) with a context held for a run of calls (a batch's).
@@ -196,10 +193,7 @@ impl DecompressCall {
     output: &mut C,
     len: usize,
   ) -> Result<(), Failure> {
-    let mut held = Held::new(&DECOMPRESSORS);
-    self.decode_exact_held(&mut held, input, prefix, output, len)?;
-    held.give_back();
-    Ok(())
+    Held::once(&DECOMPRESSORS, |held| self.decode_exact_held(held, input, prefix, output, len))
   }
 
   /// [`decode_exact`](Self::decode_exact) with a context held for a run of calls (a batch's). The
@@ -222,10 +216,7 @@ impl DecompressCall {
   /// Decodes into native memory: frames of unknown size grow their buffer as they go, declared
   /// sizes are allocated fallibly.
   pub fn decode_to_vec(&self, input: &[u8], prefix: Option<&[u8]>, plan: OutputPlan) -> Result<Vec<u8>, Failure> {
-    let mut held = Held::new(&DECOMPRESSORS);
-    let output = self.decode_to_vec_held(&mut held, input, prefix, plan)?;
-    held.give_back();
-    Ok(output)
+    Held::once(&DECOMPRESSORS, |held| self.decode_to_vec_held(held, input, prefix, plan))
   }
 
   /// [`decode_to_vec`](Self::decode_to_vec) with a context held for a run of calls.

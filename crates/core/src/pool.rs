@@ -416,6 +416,14 @@ impl<'p, C: Context> Held<'p, C> {
     Self { pool, lease: None }
   }
 
+  /// Runs `calls` with a context held for them alone: given back if they succeed, freed if not.
+  pub fn once<R>(pool: &'p ContextPool<C>, calls: impl FnOnce(&mut Self) -> Result<R, Failure>) -> Result<R, Failure> {
+    let mut held = Self::new(pool);
+    let result = calls(&mut held)?;
+    held.give_back();
+    Ok(result)
+  }
+
   /// Runs `call` with the held context (or a new lease), clean: no state of the last call's
   /// reaches it. Keeps the context if the call succeeded.
   pub fn run<R>(&mut self, call: impl FnOnce(&mut C) -> Result<R, Failure>) -> Result<R, Failure> {
