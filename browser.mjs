@@ -11,8 +11,10 @@ import * as wasm from 'zstd-pool-wasm32-wasi'
 import platform from '#platform'
 
 // The binding first; then the modules that load it. A dynamic import, so that nothing of lib/
-// loads before the WebAssembly build is handed in.
-platform.provideBinding(wasm)
+// loads before the WebAssembly build is handed in. Its default export is the module's exports
+// object, which has the exports registered by hand (crates/addon/src/napi/plain.rs) besides the
+// named ones.
+platform.provideBinding(wasm.default ?? wasm)
 // `.default`: a CommonJS module's exports, under Node and every bundler.
 const { compress, compressSync, decompress, decompressSync } = (await import('./lib/calls.js')).default
 const { Dictionary } = (await import('./lib/dictionary.js')).default

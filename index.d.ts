@@ -187,11 +187,13 @@ export interface Capabilities {
  *
  * `inline_micros` decides where the work runs: here, on the calling thread, if its estimated
  * time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
- * threadpool, and the result is a Promise. A result that runs here and is smaller than
+ * threadpool, and the result is a Promise; or, when it is negative, the estimate within its
+ * magnitude and the call has no reference, nowhere yet: the result is `false`, and the caller
+ * makes the call again once the event loop has turned (`schedule::waits_for_turn`). A result that runs here and is smaller than
  * `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
  * length; other results are Buffers (or, under WASI, `NativeBytes`).
  */
-export declare function compress(input: Uint8Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function compress(input: Uint8Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes> | false
 
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
@@ -248,7 +250,7 @@ export interface ContextPoolStats {
  * frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
  * runs, and what the result is, as for [`compress`].
  */
-export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>
+export declare function decompress(input: Uint8Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes> | false
 
 /**
  * Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
@@ -284,6 +286,15 @@ export declare const enum Flush {
  */
 export declare function frameInfo(input: Uint8Array, maxFrames: number, scratch?: Buffer | undefined): number | Buffer
 
+/**
+ * The paces of compression and decompression: 1 while calls take no longer than the cost
+ * model's figures, up to 8; an async call's estimate is the model's times its pace.
+ */
+export interface Pace {
+  compress: number
+  decompress: number
+}
+
 /** libzstd's bounds for one compression parameter (`ZSTD_cParam_getBounds`). */
 export interface ParameterBounds {
   /** Its `ZSTD_c_*` number. */
@@ -312,6 +323,11 @@ export interface PoolStats {
    * contexts stay.
    */
   idleTimeoutMs: number
+  /**
+   * How much longer calls take on this machine than the cost model that decides where async
+   * calls run says, as timed on the calling thread (see docs/async.md).
+   */
+  pace: Pace
 }
 
 /**

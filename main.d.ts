@@ -4,7 +4,7 @@
 import { Transform } from 'node:stream'
 import type { CompressOptions, CompressParameters, CompressParams, DecompressOptions, Input, Strategy } from './common'
 import { Dictionary, Prefix } from './common'
-import type { ContextPoolStats, PoolStats } from './index'
+import type { ContextPoolStats, Pace, PoolStats } from './index'
 
 export type { CompressOptions, CompressParameters, CompressParams, DecompressOptions, Input, Strategy }
 // What goes in: inputs, options, parameters and the prepared dictionary and reference (common.d.ts,
@@ -202,7 +202,7 @@ export declare function finalizeDictionary(content: Input, samples: readonly Inp
 export declare function finalizeDictionarySync(content: Input, samples: readonly Input[], options?: FinalizeOptions): Buffer
 
 // The pools' counters, typed where the binding makes them (crates/addon/src/exports/pool.rs).
-export type { ContextPoolStats, PoolStats }
+export type { ContextPoolStats, Pace, PoolStats }
 
 export interface PoolOptions {
   /** How many idle contexts each pool keeps (and idle scratch buffers, `poolStats().scratch`), 0 to 1024. 0 turns pooling off (a new context per call). Default: `UV_THREADPOOL_SIZE` (4 unless set) + the number of CPUs. */

@@ -12,6 +12,28 @@ function saturateThreadpool() {
   return Array.from({ length: 8 }, () => compress(big, 12))
 }
 
+/**
+ * Runs `calls` once this turn of the event loop has had its share of inline work (an async call
+ * starts the turn's count, then the thread is held past the share), with an immediate queued
+ * before them: what they return, and whether the immediate has run.
+ */
+async function pastTheShare<T>(calls: () => T[]) {
+  // A fresh turn: the count starts with the first async call in it.
+  await new Promise((resolve) => setImmediate(resolve))
+  await compress('starts the turn')
+  const start = performance.now()
+  while (performance.now() - start < 2) {}
+  let immediate = false
+  setImmediate(() => {
+    immediate = true
+  })
+  const pending = calls()
+  // Whether each settled after the immediate had run (work from the threadpool settles before).
+  const seen = () => immediate
+  const afterTheTurn = Promise.all(pending.map((call) => call.then(seen, seen)))
+  return { pending, afterTheTurn }
+}
+
 describe('async calls', () => {
   it('complete 256 mixed calls in flight at once, each with its own result', async () => {
     const inputs = Array.from({ length: 256 }, (_, i) => {
@@ -100,6 +122,53 @@ describe('async calls', () => {
     const pending = compress(small)
     small.fill(0)
     expect((await pending).equals(expected)).toBe(true)
+  })
+
+  it('make small calls past the turn’s share wait for the loop to turn, on their input as it was at the call', async () => {
+    const inputs = corpus.map(({ data }) => Buffer.from(data.subarray(0, 1000)))
+    const expected = inputs.map((input) => compressSync(input))
+    const frames = inputs.map((input) => Buffer.from(compressSync(input)))
+    const corrupt = Buffer.from(expected[0])
+    corrupt[corrupt.length - 3] ^= 0xff
+    const { pending, afterTheTurn } = await pastTheShare(() => {
+      const calls = inputs.flatMap((input, i) => [compress(input), decompress(frames[i])])
+      // After the call: a call that waits must have taken a copy.
+      for (const input of inputs) input.fill(0)
+      for (const frame of frames) frame.fill(0)
+      return [...calls, decompress(corrupt)]
+    })
+    const settled = await Promise.allSettled(pending)
+    // Every call settled after an immediate queued before it: each waited for the loop to turn.
+    expect(new Set(await afterTheTurn)).toEqual(new Set([true]))
+    expected.forEach((frame, i) => {
+      expect(settled[2 * i]).toEqual({ status: 'fulfilled', value: frame })
+      expect(settled[2 * i + 1]).toEqual({ status: 'fulfilled', value: decompressSync(frame) })
+    })
+    expect(settled.at(-1)).toMatchObject({ status: 'rejected', reason: { code: expect.stringMatching(/^ZSTD_error_/) } })
+  })
+
+  it('reject a call aborted while it waits for the loop to turn, and never make it', async () => {
+    const controller = new AbortController()
+    const before = poolStats().compressors
+    const { pending } = await pastTheShare(() => [compress('waits for the turn', { signal: controller.signal })])
+    controller.abort()
+    await expect(pending[0]).rejects.toThrowError(expect.objectContaining({ name: 'AbortError' }))
+    await new Promise((resolve) => setImmediate(resolve))
+    const after = poolStats().compressors
+    // One context taken: the call that started the turn, not the aborted one.
+    expect(after.created + after.reused - (before.created + before.reused)).toBe(1)
+  })
+
+  it('report the paces that scale their estimates, within their bounds', () => {
+    // Sync calls are timed too (one in 16): enough of them for the paces to have moved.
+    const input = textOfLength(8 << 10)
+    for (let i = 0; i < 64; i++) decompressSync(compressSync(input))
+    const { pace } = poolStats()
+    expect(Object.keys(pace).sort()).toEqual(['compress', 'decompress'])
+    for (const value of Object.values(pace)) {
+      expect(value).toBeGreaterThanOrEqual(1)
+      expect(value).toBeLessThanOrEqual(8)
+    }
   })
 
   // Not under WASI: there, after the tests above, the loop sometimes turned only 2 or 3 times in

@@ -7,9 +7,9 @@
 const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
 const { compressOptions, decompressOptions, referenceOf } = require('./options.js')
-const { bytes, lengthOf } = require('./primordials.js')
+const { bytes, copyOf, lengthOf } = require('./primordials.js')
 const { compressSlab, decoded, decompressSlab, result, slabOffset } = require('./results.js')
-const { inlineMicros, SYNC, settled } = require('./schedule.js')
+const { inlineMicros, SYNC, settled, waitTurn } = require('./schedule.js')
 const { STAGED, STAGE_OWNER, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
 
 /** `compressSync` of an input and options already checked. */
@@ -21,19 +21,30 @@ function compressNow(input, settings) {
 function startCompress(data, settings, cancellation) {
   // Before the view: it calls setImmediate, which async_hooks hooks see.
   const micros = inlineMicros()
-  return compressView(bytes(data, 'data'), settings, micros, cancellation)
+  const input = bytes(data, 'data')
+  const value = compressView(input, settings, micros, cancellation)
+  return value === false ? later(startCompress, input, settings, cancellation) : value
+}
+
+/** The Promise of a call to make again with `start` once the loop has turned, on a copy of its
+ * `input` taken now (an async call's result is that of its input as it was at the call). */
+function later(start, input, settings, cancellation) {
+  const copy = copyOf(input)
+  return waitTurn(() => start(copy, settings, cancellation), settings.signal)
 }
 
 /**
  * The native compress call on `input`, run on the spot when its work fits `micros`: its result
  * (a Buffer, or the length written into the slab), or a Promise of it. The prefix's view is taken
  * here, right before the call. A plain call (no dictionary, prefix or signal: most calls) has an
- * export of its own, which reads its arguments with less work (crates/addon/src/napi/plain.rs).
+ * export of its own (a staged one under WASI), which reads its arguments with less work
+ * (crates/addon/src/napi/plain.rs).
  */
 function compressView(input, settings, micros, cancellation) {
   const { parameters } = settings
   if (STAGED) {
     stagedCompress(input, micros, parameters)
+    if (isPlain(settings, cancellation)) return shrinkStage(binding.compressStagedPlain(STAGE_OWNER))
     return shrinkStage(binding.compressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
   }
   const slab = compressSlab(lengthOf(input))
@@ -61,7 +72,9 @@ function decompressNow(input, settings) {
 function startDecompress(data, settings, cancellation) {
   // Before the view, as in startCompress.
   const micros = inlineMicros()
-  return decompressView(bytes(data, 'data'), settings, micros, cancellation)
+  const input = bytes(data, 'data')
+  const value = decompressView(input, settings, micros, cancellation)
+  return value === false ? later(startDecompress, input, settings, cancellation) : value
 }
 
 /** The native decompress call on `input`, as compressView. */
@@ -69,6 +82,7 @@ function decompressView(input, settings, micros, cancellation) {
   const { maxOutputLength: max, windowLogMax } = settings
   if (STAGED) {
     stagedDecompress(input, micros, max, windowLogMax)
+    if (isPlainDecode(settings, cancellation)) return shrinkStage(binding.decompressStagedPlain(STAGE_OWNER))
     return shrinkStage(binding.decompressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
   }
   const slab = decompressSlab()

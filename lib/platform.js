@@ -63,6 +63,12 @@ function afterTurn(callback) {
   scheduleImmediate(callback).unref()
 }
 
+/** Calls `callback` once the event loop has turned (after I/O and timers due), keeping the
+ * process alive until then. */
+function nextTurn(callback) {
+  scheduleImmediate(callback)
+}
+
 /** The cores this process can run on. */
 const parallelism = os.availableParallelism?.() ?? os.cpus().length
 
@@ -103,6 +109,7 @@ module.exports = {
   MAX_LENGTH,
   addAbortListener,
   afterTurn,
+  nextTurn,
   allocUnsafeSlow,
   bufferFrom,
   compare,

@@ -12,11 +12,13 @@
 // calls share a few long-lived work items (crates/addon/src/napi/lanes.rs), one per core, so that
 // the round trip is not paid per call and every core works; where there are no lanes (the
 // WebAssembly build) or one core, calls in a burst run on the spot while tiny. And once
-// `maxInlineShareMs` have passed since the first async call in this turn of the event loop, calls
-// take the threadpool (which yields) until the loop turns.
+// `maxInlineShareMs` have passed since the first async call in this turn of the event loop, a call
+// that would run on the spot waits for the loop to turn and runs then (`waitTurn`), which lets
+// timers and I/O in for a few µs where the threadpool's trip costs more than the call (a burst
+// that lanes take still goes to them); larger calls take the threadpool.
 
 const { capabilities } = require('./binding.js')
-const { afterTurn, now, parallelism, threadpoolSize, types } = require('#platform')
+const { afterTurn, nextTurn, now, parallelism, threadpoolSize, types } = require('#platform')
 const { isPromise } = types
 const { materialize, result } = require('./results.js')
 
@@ -30,8 +32,10 @@ const {
 
 /** What a sync call passes: any work runs on the spot. */
 const SYNC = Number.POSITIVE_INFINITY
+/** Whether lanes take the calls of a burst (see the top). */
+const LANES_TAKE_BURSTS = capabilities.lanes && parallelism > 1
 /** The most a call issued in a burst runs on the spot. */
-const MAX_BURST_INLINE_MICROS = capabilities.lanes && parallelism > 1 ? maxBurstInlineMicrosWithLanes : maxBurstInlineMicros
+const MAX_BURST_INLINE_MICROS = LANES_TAKE_BURSTS ? maxBurstInlineMicrosWithLanes : maxBurstInlineMicros
 
 /** Batches (many.js): groups run at once, as many as the threadpool has threads with a core to
  * run on. */
@@ -41,17 +45,19 @@ const settledPromise = Promise.resolve()
 let turnStart = -1
 let inBurst = false
 
-/** How many microseconds an async call made now may run on the spot. Call it before the views
- * of the input are taken: it schedules the end of the turn (setImmediate, which async_hooks
- * hooks see). */
+/** How many microseconds an async call made now may run on the spot; negated once the turn's
+ * share is spent, for a call that would fit to wait for the next turn (native code then returns
+ * false: see `waitTurn`). Call it before the views of the input are taken: it schedules the end
+ * of the turn (setImmediate, which async_hooks hooks see). */
 function inlineMicros() {
+  const micros = inBurst ? MAX_BURST_INLINE_MICROS : MAX_INLINE_MICROS
   if (turnStart < 0) {
     turnStart = now()
     afterTurn(endTurn)
   } else if (now() - turnStart >= MAX_INLINE_SHARE_MS) {
-    return 0
+    return inBurst && LANES_TAKE_BURSTS ? 0 : -micros
   }
-  return inBurst ? MAX_BURST_INLINE_MICROS : MAX_INLINE_MICROS
+  return micros
 }
 
 function endTurn() {
@@ -74,4 +80,35 @@ function settled(value) {
   return Promise.resolve(output)
 }
 
-module.exports = { GROUP_BYTES, LANES, SYNC, inlineMicros, settled }
+/** Calls waiting for the loop to turn, in the order they were made. */
+let waiting = []
+
+/**
+ * The Promise of a call that native code sent back to wait for the next turn of the loop (it
+ * returned false): `start()` makes it again then (it owns a copy of its input), and its result is
+ * taken as `settled` takes it. A call whose `signal` has aborted meanwhile is not made (its
+ * Promise has been rejected already).
+ */
+function waitTurn(start, signal) {
+  return new Promise((resolve, reject) => {
+    if (waiting.length === 0) nextTurn(runWaiting)
+    waiting.push({ start, signal, resolve, reject })
+  })
+}
+
+function runWaiting() {
+  // A new turn, whether or not `endTurn`'s callback ran before this one.
+  endTurn()
+  const calls = waiting
+  waiting = []
+  for (const { start, signal, resolve, reject } of calls) {
+    try {
+      if (signal?.aborted) reject(signal.reason)
+      else resolve(settled(start()))
+    } catch (error) {
+      reject(error)
+    }
+  }
+}
+
+module.exports = { GROUP_BYTES, LANES, SYNC, inlineMicros, settled, waitTurn }

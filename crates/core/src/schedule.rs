@@ -16,8 +16,11 @@ use std::time::{Duration, Instant};
 
 /// Work estimated under this runs inline, and its Promise settles at once: a trip through the
 /// libuv threadpool and back costs about 35 µs with one call in flight (docs/async.md), plus
-/// settling its Promise (commit e7aa252, which brought inline calls).
-pub const MAX_INLINE_MICROS: f64 = 50.0;
+/// settling its Promise (commit e7aa252, which brought inline calls). Under WASI, queuing a call
+/// on emnapi's threadpool costs the calling thread itself 0.1 to 0.3 ms (docs/wasm.md), and a
+/// 1 KiB call queued took 140-160 µs more than on the spot (Node 26, 2-core VM, 2026-12-03):
+/// work under 150 µs costs the thread less on the spot than queued.
+pub const MAX_INLINE_MICROS: f64 = if cfg!(target_family = "wasm") { 150.0 } else { 50.0 };
 
 /// In a burst of calls (no microtask checkpoint since the last one ran inline), where lanes take
 /// small calls and there is more than one core: only work this tiny runs inline (decompressing a
@@ -39,6 +42,16 @@ pub const HELP_BELOW_MICROS: f64 = 12.0;
 /// timers and I/O in (commit e7aa252; a long await loop of tiny calls then delays timers by at
 /// most about 0.3 ms).
 pub const MAX_INLINE_SHARE_MS: f64 = 0.25;
+
+/// Whether a call estimated at `micros` should wait for the event loop to turn and be made again
+/// then, where the caller allows `inline_micros` on the spot: a negative `inline_micros` says
+/// that this turn's share of inline work ([`MAX_INLINE_SHARE_MS`]) is spent, and that a call
+/// within its magnitude, which would have run on the spot, should wait for the next turn rather
+/// than take the threadpool. A turn of an idle loop costs a few µs; the trip through the
+/// threadpool and back, more than such a call's work (docs/async.md).
+pub fn waits_for_turn(micros: f64, inline_micros: f64) -> bool {
+  inline_micros < 0.0 && micros <= -inline_micros
+}
 
 /// A call estimated to take at least this long gets a threadpool work item of its own, so that
 /// it never holds up the small calls queued on the lanes behind it (commit e4bddab).
@@ -205,12 +218,11 @@ thread_local! {
 /// [`PACE_SAMPLE_EVERY`] of each kind for its pace, when it succeeds (a call that fails part way
 /// is no measure of a whole one). Only calls run on the thread that asked for them are timed: what
 /// the inline decision weighs is how long the JavaScript thread is held, and calls on the
-/// threadpool take longer when many share the cores. Not under WASI, whose clock is a call out of
-/// the module. The caller leaves out calls the model does not cover (with a dictionary, a prefix).
+/// threadpool take longer when many share the cores. Under WASI too, where the model's native
+/// figures are 1.5-2 times too fast (there a clock read is a call out of the module, made for one
+/// call in 16). The caller leaves out calls the model does not cover (with a dictionary, a
+/// prefix).
 pub fn timed<T, E>(work: Work, model_micros: f64, call: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-  if cfg!(target_family = "wasm") {
-    return call();
-  }
   let sampled = CALLS.with(|calls| {
     let mut counts = calls.get();
     counts[work as usize] = counts[work as usize].wrapping_add(1);

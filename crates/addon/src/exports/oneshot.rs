@@ -52,10 +52,12 @@ type Outcome = std::result::Result<Js, Failure>;
 ///
 /// `inline_micros` decides where the work runs: here, on the calling thread, if its estimated
 /// time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
-/// threadpool, and the result is a Promise. A result that runs here and is smaller than
+/// threadpool, and the result is a Promise; or, when it is negative, the estimate within its
+/// magnitude and the call has no reference, nowhere yet: the result is `false`, and the caller
+/// makes the call again once the event loop has turned (`schedule::waits_for_turn`). A result that runs here and is smaller than
 /// `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
 /// length; other results are Buffers (or, under WASI, `NativeBytes`).
-#[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>")]
+#[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes> | false")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress(
   env: Env,
@@ -79,6 +81,11 @@ pub fn compress(
       let here = || compress_here(&call, &env, input, prefix, slot);
       // The model leaves out what a dictionary or a prefix costs: such calls are not timed.
       return if reference.is_none() { schedule::timed(Work::Compress, model, here) } else { here() };
+    }
+    // Only calls with no reference wait: a dictionary or prefix disposed of meanwhile would
+    // fail a call that its caller made while it was there.
+    if reference.is_none() && schedule::waits_for_turn(micros, inline_micros) {
+      return Js::not_run(&env);
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
@@ -148,7 +155,7 @@ impl Plain for CompressPlain {
 /// Decompresses every frame in `input` (frames with or without a recorded size, concatenated
 /// frames, skippable frames) within `max_output_length` and `window_log_max`. Where the work
 /// runs, and what the result is, as for [`compress`].
-#[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes>")]
+#[napi(ts_return_type = "number | Buffer | NativeBytes | Promise<Buffer | NativeBytes> | false")]
 #[allow(clippy::too_many_arguments)]
 pub fn decompress(
   env: Env,
@@ -175,6 +182,11 @@ pub fn decompress(
     if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);
       return if reference.is_none() { schedule::timed(Work::Decompress, model, here) } else { here() };
+    }
+    // Only calls with no reference wait: a dictionary or prefix disposed of meanwhile would
+    // fail a call that its caller made while it was there.
+    if reference.is_none() && schedule::waits_for_turn(micros, inline_micros) {
+      return Js::not_run(&env);
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv
     // thread never writes memory that JavaScript could reach (even a Buffer made for the call is

@@ -4,6 +4,7 @@ use napi_derive::napi;
 use zstd_pool_core::memory::SCRATCH;
 use zstd_pool_core::mt;
 use zstd_pool_core::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS};
+use zstd_pool_core::schedule::{self, Work};
 use zstd_pool_core::sweep;
 
 /// The most multi-threaded contexts `configurePool` lets the cache keep.
@@ -74,6 +75,17 @@ pub struct PoolStats {
   /// How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
   /// contexts stay.
   pub idle_timeout_ms: f64,
+  /// How much longer calls take on this machine than the cost model that decides where async
+  /// calls run says, as timed on the calling thread (see docs/async.md).
+  pub pace: Pace,
+}
+
+/// The paces of compression and decompression: 1 while calls take no longer than the cost
+/// model's figures, up to 8; an async call's estimate is the model's times its pace.
+#[napi(object)]
+pub struct Pace {
+  pub compress: f64,
+  pub decompress: f64,
 }
 
 /// The counters of the process-wide context pools (shared by every thread and worker).
@@ -86,6 +98,7 @@ pub fn pool_stats() -> PoolStats {
     multithreaded: mt::CACHE.counters().into(),
     scratch: SCRATCH.counters().into(),
     idle_timeout_ms: if timeout == sweep::NEVER { f64::INFINITY } else { timeout as f64 },
+    pace: Pace { compress: schedule::pace(Work::Compress), decompress: schedule::pace(Work::Decompress) },
   }
 }
 

@@ -5,12 +5,14 @@
 //! exports' slab arguments (with a workers argument, since folded into the settings) cost a tiny
 //! call about a sixth more there (measured 2026-12-02).
 
+use napi::bindgen_prelude::Object;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::error::Failure;
 
 use crate::exports::oneshot::{compress, decompress};
 use crate::exports::reference::Reference;
+use crate::napi::plain::{self, Args, Plain};
 use crate::napi::{self as raw, throw, Cancellation, Js, Target};
 
 /// A new owner of a staging area: an id to pass to the other functions here.
@@ -37,7 +39,7 @@ fn staged<'a>(env: &Env, owner: f64) -> Result<(raw::StagedCall<'a>, Target, u32
 /// and input, see `napi/staging.rs`), and a small result is written into it past the input.
 /// `owner` is a number that is read as an `f64`: emnapi reads an unsigned one through a fresh
 /// typed array.
-#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes> | false")]
 pub fn compress_staged(
   env: Env,
   owner: f64,
@@ -49,7 +51,7 @@ pub fn compress_staged(
 }
 
 /// `decompress` under WASI, as [`compress_staged`] is `compress`.
-#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes>")]
+#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes> | false")]
 pub fn decompress_staged(
   env: Env,
   owner: f64,
@@ -61,4 +63,37 @@ pub fn decompress_staged(
   let (call, area, offset) = staged(&env, owner)?;
   let (max_output_length, window_log_max) = (call.max_output_length, call.window_log_max);
   decompress(env, call.input, max_output_length, window_log_max, reference, call.inline_micros, Some(area), offset, cancellation)
+}
+
+/// `compressStaged` with no reference or cancellation (most calls), registered by hand (see
+/// `napi/plain.rs`): `compressStagedPlain(owner)`. Under emnapi every Node-API call is a trip
+/// through JavaScript, and the `#[napi]` export's two optional arguments (a type check each) and
+/// its borrow scope were a tenth of a 1 KiB decompression's time (a CPU profile on Node 26,
+/// 2026-12-03).
+struct CompressStagedPlain;
+
+impl Plain for CompressStagedPlain {
+  const NAME: &'static str = "compressStagedPlain";
+
+  fn call(env: &Env, args: &Args) -> Result<Js> {
+    compress_staged(*env, args.get(0)?, None, None)
+  }
+}
+
+/// `decompressStaged` with no reference or cancellation, as [`CompressStagedPlain`].
+struct DecompressStagedPlain;
+
+impl Plain for DecompressStagedPlain {
+  const NAME: &'static str = "decompressStagedPlain";
+
+  fn call(env: &Env, args: &Args) -> Result<Js> {
+    decompress_staged(*env, args.get(0)?, None, None)
+  }
+}
+
+/// Adds the plain staged calls to the module's exports.
+#[napi(module_exports)]
+pub fn register_plain_staged_calls(mut exports: Object, env: Env) -> Result<()> {
+  plain::register::<CompressStagedPlain>(&env, &mut exports)?;
+  plain::register::<DecompressStagedPlain>(&env, &mut exports)
 }

@@ -45,6 +45,11 @@ impl Js {
   pub fn number(env: &Env, value: u32) -> Result<Self, Failure> {
     env.create_uint32(value).map(|number| Self(number.raw())).map_err(|_| Failure::Napi("napi_create_uint32"))
   }
+
+  /// `false`: what a call that is to wait for the next turn of the event loop returns.
+  pub fn not_run(env: &Env) -> Result<Self, Failure> {
+    false.into_unknown(env).map(|value| Self(value.raw())).map_err(|_| Failure::Napi("napi_get_boolean"))
+  }
 }
 
 pub(crate) fn checked(status: sys::napi_status, call: &'static str) -> Result<(), Failure> {

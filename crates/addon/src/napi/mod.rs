@@ -9,8 +9,8 @@
 //! - **work on the libuv threadpool** (`work.rs`): its Promise, its lifecycle and its
 //!   cancellation; and the lanes that let small calls share work items (`lanes.rs`);
 //! - **staging areas** (`staging.rs`): the WebAssembly build's way in and out of its memory;
-//! - **exports registered by hand** (`plain.rs`): the plain one-shot calls, without napi-derive's
-//!   per-call borrow scope;
+//! - **exports registered by hand** (`plain.rs`): the plain one-shot calls (and under WASI the
+//!   plain staged ones), without napi-derive's per-call borrow scope;
 //! - **errors** (`js.rs`): a [`Failure`] thrown or rejected as the JavaScript error it stands for;
 //! - **arguments read by hand** (`js.rs`): the slab a result is written into (`Target`), and
 //!   `ViewOr`, a byte view or an instance of one of two classes, told apart without running
@@ -32,7 +32,6 @@
 
 mod js;
 pub mod lanes;
-#[cfg(not(target_family = "wasm"))]
 pub mod plain;
 #[cfg(target_family = "wasm")]
 mod staging;
