@@ -17,7 +17,7 @@ function saturateThreadpool() {
  * starts the turn's count, then the thread is held past the share), with an immediate queued
  * before them: what they return, and whether the immediate has run.
  */
-async function pastTheShare<T>(calls: () => T[]) {
+async function pastTheShare<T>(calls: () => Promise<T>[] | Promise<Promise<T>[]>) {
   // A fresh turn: the count starts with the first async call in it.
   await new Promise((resolve) => setImmediate(resolve))
   await compress('starts the turn')
@@ -27,7 +27,7 @@ async function pastTheShare<T>(calls: () => T[]) {
   setImmediate(() => {
     immediate = true
   })
-  const pending = calls()
+  const pending = await calls()
   // Whether each settled after the immediate had run (work from the threadpool settles before).
   const seen = () => immediate
   const afterTheTurn = Promise.all(pending.map((call) => call.then(seen, seen)))
@@ -130,8 +130,15 @@ describe('async calls', () => {
     const frames = inputs.map((input) => Buffer.from(compressSync(input)))
     const corrupt = Buffer.from(expected[0])
     corrupt[corrupt.length - 3] ^= 0xff
-    const { pending, afterTheTurn } = await pastTheShare(() => {
-      const calls = inputs.flatMap((input, i) => [compress(input), decompress(frames[i])])
+    const { pending, afterTheTurn } = await pastTheShare(async () => {
+      // A microtask checkpoint between calls: none is in a burst (lanes take those natively).
+      const calls = []
+      for (const [i, input] of inputs.entries()) {
+        calls.push(compress(input))
+        await null
+        calls.push(decompress(frames[i]))
+        await null
+      }
       // After the call: a call that waits must have taken a copy.
       for (const input of inputs) input.fill(0)
       for (const frame of frames) frame.fill(0)

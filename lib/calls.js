@@ -17,20 +17,22 @@ function compressNow(input, settings) {
   return result(compressView(input, settings, SYNC, undefined))
 }
 
-/** The native call of `compress`: its result, or a Promise of it. */
-function startCompress(data, settings, cancellation) {
+/** The native call of `compress`: its result, or a Promise of it. `abandoned()` says whether the
+ * caller has settled it already (aborted), for a call that waits. */
+function startCompress(data, settings, cancellation, abandoned) {
   // Before the view: it calls setImmediate, which async_hooks hooks see.
   const micros = inlineMicros()
   const input = bytes(data, 'data')
   const value = compressView(input, settings, micros, cancellation)
-  return value === false ? later(startCompress, input, settings, cancellation) : value
+  return value === false ? later(compressView, input, settings, cancellation, abandoned) : value
 }
 
-/** The Promise of a call to make again with `start` once the loop has turned, on a copy of its
- * `input` taken now (an async call's result is that of its input as it was at the call). */
-function later(start, input, settings, cancellation) {
+/** The Promise of a call that native code sent back to wait for the loop to turn: `view` makes it
+ * again then, on a copy of its `input` taken now (an async call's result is that of its input as
+ * it was at the call). */
+function later(view, input, settings, cancellation, abandoned) {
   const copy = copyOf(input)
-  return waitTurn(() => start(copy, settings, cancellation), settings.signal)
+  return waitTurn((micros) => view(copy, settings, micros, cancellation), abandoned)
 }
 
 /**
@@ -69,12 +71,12 @@ function decompressNow(input, settings) {
 }
 
 /** The native call of `decompress`: its result, or a Promise of it. */
-function startDecompress(data, settings, cancellation) {
+function startDecompress(data, settings, cancellation, abandoned) {
   // Before the view, as in startCompress.
   const micros = inlineMicros()
   const input = bytes(data, 'data')
   const value = decompressView(input, settings, micros, cancellation)
-  return value === false ? later(startDecompress, input, settings, cancellation) : value
+  return value === false ? later(decompressView, input, settings, cancellation, abandoned) : value
 }
 
 /** The native decompress call on `input`, as compressView. */
@@ -102,7 +104,7 @@ function asyncCall(start, readOptions, data, options) {
     // taken by `start`, after everything that can run the caller's code (the signal's, hooks).
     bytes(data, 'data')
     if (settings.signal === undefined) return settled(start(data, settings, undefined))
-    return cancellable(settings.signal, (cancellation) => start(data, settings, cancellation))
+    return cancellable(settings.signal, (cancellation, abandoned) => start(data, settings, cancellation, abandoned))
   } catch (error) {
     return Promise.reject(error)
   }

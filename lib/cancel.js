@@ -14,8 +14,9 @@ function abortError(abortSignal) {
   return coded(error, 'ABORT_ERR', { name: { value: 'AbortError', writable: true, configurable: true } })
 }
 
-/** Runs an async call with an AbortSignal: `start(cancellation)` makes the native call, and
- * the signal calls `cancellation.cancel()` (a native Cancellation unless one is given). */
+/** Runs an async call with an AbortSignal: `start(cancellation, abandoned)` makes the native
+ * call, and the signal calls `cancellation.cancel()` (a native Cancellation unless one is given);
+ * `abandoned()` says whether the call's Promise has settled (for a call that waits to be made). */
 function cancellable(abortSignal, start, given) {
   if (abortSignal.aborted) return Promise.reject(abortError(abortSignal))
   return new Promise((resolve, reject) => {
@@ -36,7 +37,7 @@ function cancellable(abortSignal, start, given) {
     })
     let value
     try {
-      value = start(cancellation)
+      value = start(cancellation, () => done)
     } catch (error) {
       finish(reject, error)
       return

@@ -73,41 +73,76 @@ function endBurst() {
 function settled(value) {
   if (isPromise(value)) return value.then(materialize)
   const output = result(value)
+  inTheBurst()
+  return Promise.resolve(output)
+}
+
+/** Notes that a call ran on the spot, or waits to: until the next microtask checkpoint, calls
+ * are in a burst. */
+function inTheBurst() {
   if (!inBurst) {
     inBurst = true
     settledPromise.then(endBurst)
   }
-  return Promise.resolve(output)
 }
 
-/** Calls waiting for the loop to turn, in the order they were made. */
-let waiting = []
+/** The calls waiting for the loop to turn, oldest first, in a list of their own (no Array method
+ * runs, which code could have patched after this module loaded). */
+let firstWaiting = null
+let lastWaiting = null
+/** What a waiting call that was abandoned meanwhile is rejected with (its caller has settled it). */
+const ABANDONED = Symbol('abandoned')
 
 /**
  * The Promise of a call that native code sent back to wait for the next turn of the loop (it
- * returned false): `start()` makes it again then (it owns a copy of its input), and its result is
- * taken as `settled` takes it. A call whose `signal` has aborted meanwhile is not made (its
- * Promise has been rejected already).
+ * returned false): `make(micros)` makes it again then, as `inlineMicros` allows (it owns a copy
+ * of its input), and its result is taken as `settled` takes it. A call that its caller has
+ * settled meanwhile (`abandoned()`: aborted) is not made.
  */
-function waitTurn(start, signal) {
+function waitTurn(make, abandoned) {
+  // The calls made after this one before a microtask checkpoint are a burst, as if it had run.
+  inTheBurst()
   return new Promise((resolve, reject) => {
-    if (waiting.length === 0) nextTurn(runWaiting)
-    waiting.push({ start, signal, resolve, reject })
+    const call = { make, abandoned, resolve, reject, next: null }
+    if (lastWaiting === null) {
+      firstWaiting = call
+      nextTurn(runWaiting)
+    } else {
+      lastWaiting.next = call
+    }
+    lastWaiting = call
   })
 }
 
+/** Makes the waiting calls, oldest first, until one is sent back again (the new turn's share is
+ * spent): it and those after it wait for the next turn, as they are. */
 function runWaiting() {
   // A new turn, whether or not `endTurn`'s callback ran before this one.
   endTurn()
-  const calls = waiting
-  waiting = []
-  for (const { start, signal, resolve, reject } of calls) {
+  while (firstWaiting !== null) {
+    const call = firstWaiting
+    let value
+    let failure = ABANDONED
     try {
-      if (signal?.aborted) reject(signal.reason)
-      else resolve(settled(start()))
+      value = call.abandoned?.() ? ABANDONED : call.make(inlineMicros())
     } catch (error) {
-      reject(error)
+      value = ABANDONED
+      failure = error
     }
+    if (value === false) break
+    firstWaiting = call.next
+    if (firstWaiting === null) lastWaiting = null
+    if (value === ABANDONED) call.reject(failure)
+    else settle(call, value)
+  }
+  if (firstWaiting !== null) nextTurn(runWaiting)
+}
+
+function settle(call, value) {
+  try {
+    call.resolve(settled(value))
+  } catch (error) {
+    call.reject(error)
   }
 }
 
