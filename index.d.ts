@@ -189,9 +189,10 @@ export interface Capabilities {
  * time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
  * threadpool, and the result is a Promise; or, when it is negative, the estimate within its
  * magnitude and the call has no reference, nowhere yet: the result is `false`, and the caller
- * makes the call again once the event loop has turned (`schedule::waits_for_turn`). A result that runs here and is smaller than
- * `SHARED_BELOW` is written into `slab` at `slab_offset` when given, and the result is its
- * length; other results are Buffers (or, under WASI, `NativeBytes`).
+ * makes the call again once the event loop has turned (`schedule::waits_for_turn`). A result
+ * that runs here and is smaller than `SHARED_BELOW` is written into `slab` at `slab_offset`
+ * when given, and the result is its length; other results are Buffers (or, under WASI,
+ * `NativeBytes`).
  */
 export declare function compress(input: Uint8Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, inlineMicros: number, slab: Buffer | undefined, slabOffset: number, cancellation?: Cancellation | undefined | null): number | Buffer | NativeBytes | Promise<Buffer | NativeBytes> | false
 
