@@ -148,6 +148,16 @@ export declare class PreparedPrefix {
   release(): void
 }
 
+/** What a group's results come back to JavaScript as (`many.js` chooses). */
+export declare const enum BatchForm {
+  /** Each result (a Buffer, or its error) with memory of its own. */
+  Own = 0,
+  /** Each result, the small ones carved from slabs (see [`slabs`]). */
+  Slabs = 1,
+  /** All results end to end in one Buffer, with where each ends; or the first failure. */
+  Packed = 2,
+}
+
 export declare function capabilities(): Capabilities
 
 /** What `main.js` needs to know about this build and libzstd, read once when it loads. */
@@ -199,10 +209,10 @@ export declare function compress(input: Uint8Array, settings: Int32Array, refere
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
- * the inputs large enough); a Promise of their results (see [`Settled`]'s `into_js`). One copy
- * of `prefix` (none, for a `Prefix`) serves every input. `share`: whether small results may share slabs.
+ * the inputs large enough); a Promise of their results (see [`Sunk`]'s `into_js`). One copy
+ * of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, form: BatchForm, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -258,7 +268,7 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
  * results (as for [`compress_batch`]).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, share: boolean, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, form: BatchForm, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
 
 /**
  * Makes a dictionary of at most `size` bytes from `content` and the statistics of the samples

@@ -842,6 +842,7 @@ module.exports.NativeBytes = nativeBinding.NativeBytes
 module.exports.PreparedDictionary = nativeBinding.PreparedDictionary
 module.exports.PreparedDictionarySet = nativeBinding.PreparedDictionarySet
 module.exports.PreparedPrefix = nativeBinding.PreparedPrefix
+module.exports.BatchForm = nativeBinding.BatchForm
 module.exports.capabilities = nativeBinding.capabilities
 module.exports.compress = nativeBinding.compress
 module.exports.compressBatch = nativeBinding.compressBatch

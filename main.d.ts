@@ -113,16 +113,60 @@ export interface BatchError extends Error {
  * are copied when it is called, then compressed a group at a time on the libuv threadpool (two groups per thread with
  * a core to run on, at most 8 MiB of input each), so the round trip to the threadpool is paid per group. Rejects with a `BatchError` if any fails.
  */
-export declare function compressMany(inputs: readonly Input[], options?: number | CompressOptions): Promise<Buffer[]>
+export declare function compressMany(
+  inputs: readonly Input[] | PackedResults,
+  options?: number | CompressOptions,
+): Promise<Buffer[]>
 /** `compressMany` on the calling thread; throws a `BatchError` if any message fails, once all have run. */
-export declare function compressManySync(inputs: readonly Input[], options?: number | CompressOptions): Buffer[]
+export declare function compressManySync(inputs: readonly Input[] | PackedResults, options?: number | CompressOptions): Buffer[]
 /**
  * Decompresses each message as `decompress` would, each within the limits: a Promise of their contents, in order.
  * `maxOutputLength` holds for each message, so the results together can reach the number of messages times it.
  */
-export declare function decompressMany(inputs: readonly Input[], options?: DecompressOptions): Promise<Buffer[]>
+export declare function decompressMany(inputs: readonly Input[] | PackedResults, options?: DecompressOptions): Promise<Buffer[]>
 /** `decompressMany` on the calling thread; throws a `BatchError` if any message fails, once all have run. */
-export declare function decompressManySync(inputs: readonly Input[], options?: DecompressOptions): Buffer[]
+export declare function decompressManySync(inputs: readonly Input[] | PackedResults, options?: DecompressOptions): Buffer[]
+
+/**
+ * A batch's results in order, end to end in one Buffer per group of messages (as python-zstandard's
+ * `multi_compress_to_buffer` gives them), from `compressManyPacked` / `decompressManyPacked`. A result is a view of that
+ * memory, made when asked for: a batch of many small messages costs the JavaScript thread one Buffer per group, not one
+ * per message. Any batch call takes it as its inputs. Made by those calls only.
+ */
+export declare class PackedResults implements Iterable<Buffer> {
+  private constructor()
+  /** How many results there are. */
+  readonly length: number
+  /** Their size in bytes, together. */
+  readonly byteLength: number
+  /** The memory the results are in, a Buffer per group: written one after the other, they are every result in order. */
+  readonly buffers: Buffer[]
+  /** Result `index` (negative counts from the end), a Buffer sharing the batch's memory; undefined past either end. */
+  at(index: number): Buffer | undefined
+  /** Every result in order, each a Buffer sharing the batch's memory. */
+  [Symbol.iterator](): IterableIterator<Buffer>
+}
+
+/** How `compressManyPacked` / `decompressManyPacked` fail: with the first failure's own error, naming its message. */
+export interface PackedBatchError extends Error {
+  code: string
+  /** The index of the first message that failed. */
+  index: number
+}
+
+/**
+ * Compresses each message as `compressMany` does: a Promise of the frames as `PackedResults`. Written end to end, the
+ * frames are one zstd stream of every message. Rejects with a `PackedBatchError` if any fails (the rest are not kept).
+ */
+export declare function compressManyPacked(
+  inputs: readonly Input[] | PackedResults,
+  options?: number | CompressOptions,
+): Promise<PackedResults>
+/** Decompresses each message as `decompressMany` does: a Promise of the contents as `PackedResults`. Rejects as `compressManyPacked` does. */
+export declare function decompressManyPacked(
+  inputs: readonly Input[] | PackedResults,
+  options?: DecompressOptions,
+): Promise<PackedResults>
 
 /** The lowest (fastest) compression level libzstd accepts. */
 export declare const MIN_LEVEL: number

@@ -10,8 +10,9 @@ export const {
   trainDictionarySync, finalizeDictionary, finalizeDictionarySync, Prefix, poolStats, configurePool,
   MIN_LEVEL, MAX_LEVEL, DEFAULT_LEVEL, ZstdCompress, ZstdDecompress, createCompressStream,
   createDecompressStream, ZstdCompressionStream, ZstdDecompressionStream, compressMany,
-  compressManySync, decompressMany, decompressManySync, frameInfo, compressSeekable,
-  compressSeekableSync, createSeekableCompressStream, openSeekable, ZstdSeekableCompressionStream,
+  compressManyPacked, compressManySync, decompressMany, decompressManyPacked, decompressManySync,
+  PackedResults, frameInfo, compressSeekable, compressSeekableSync, createSeekableCompressStream,
+  openSeekable, ZstdSeekableCompressionStream,
 } = zstd
 
 export default zstd

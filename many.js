@@ -4,30 +4,35 @@
 // that has a core to run on, and each group runs as one threadpool work item (crates/addon/src/exports/batch.rs): the
 // round trip to the threadpool is paid per group rather than per message, and every core works.
 // Each message is a call of its own (its own pooled context, limits and error); one failing
-// costs no other its result.
+// costs no other its result. The packed forms (compressManyPacked, decompressManyPacked) give the
+// results end to end in one Buffer per group (lib/packed.js) and fail whole; every batch takes a
+// PackedResults as its inputs.
 
 const { binding } = require('./lib/binding.js')
 const { compressNow, compressView, decompressNow } = require('./lib/calls.js')
 const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions, referenceOf } = require('./lib/options.js')
-const { allocUnsafeSlow, types } = require('#platform')
+const { PackedResults, endsOf, isPacked, packed, sourceOf: packedSource } = require('./lib/packed.js')
+const { allocUnsafeSlow, everySecond, types } = require('#platform')
 const { isNativeError, isUint8Array } = types
-const { bytes, lengthOf, typedArraySet } = require('./lib/primordials.js')
+const { bytes, lengthOf, typedArrayGetters, typedArraySet } = require('./lib/primordials.js')
 const { batchResults, resultOf, slabsFor } = require('./lib/results.js')
 const { GROUP_BYTES, LANES } = require('./lib/schedule.js')
 
 const { apply } = Reflect
+const { BatchForm } = binding
 /** The most items an Array holds. */
 const MAX_ARRAY_LENGTH = 2 ** 32 - 1
 
-/** The inputs of `compressMany` / `decompressMany`: an array of byte inputs, each read once. */
+const INPUTS = 'an array of Buffer, TypedArray, DataView, ArrayBuffer or string, or a PackedResults'
+
+/** The inputs of a batch: an array of byte inputs, each read once (a PackedResults' results). */
 function inputsOf(value) {
-  if (!Array.isArray(value)) throw invalidType('inputs', 'an array of Buffer, TypedArray, DataView, ArrayBuffer or string', value)
+  if (isPacked(value)) return [...value]
+  if (!Array.isArray(value)) throw invalidType('inputs', INPUTS, value)
   const length = value.length
-  if (!Number.isSafeInteger(length) || length < 0 || length > MAX_ARRAY_LENGTH) {
-    throw invalidType('inputs', 'an array of Buffer, TypedArray, DataView, ArrayBuffer or string', value)
-  }
+  if (!Number.isSafeInteger(length) || length < 0 || length > MAX_ARRAY_LENGTH) throw invalidType('inputs', INPUTS, value)
   const inputs = []
   for (let i = 0; i < length; i++) {
     const item = value[i]
@@ -61,11 +66,11 @@ function groupEnds(sizes) {
   return ends
 }
 
-/** A copy of `inputs[start..end]` end to end, and their lengths. The lengths are read again
- * here, where no code of the caller's can run before the copy: code that ran since the groups were
- * cut (a global it patched) may have shrunk a view, and what the copy left unwritten would be
- * stale memory compressed into the frame. */
-function join(inputs, start, end) {
+/** `inputs[start..end]` end to end, in the memory `into(total)` gives, and their lengths. The
+ * lengths are read again here, where no code of the caller's can run before the copy: code that
+ * ran since the groups were cut (a global it patched) may have shrunk a view, and what the copy
+ * left unwritten would be stale memory compressed into the frame. */
+function join(inputs, start, end, into) {
   const lengths = new Uint32Array(end - start)
   let total = 0
   for (let i = start; i < end; i++) {
@@ -73,7 +78,7 @@ function join(inputs, start, end) {
     lengths[i - start] = length
     total += length
   }
-  const joined = allocUnsafeSlow(total)
+  const joined = into(total)
   let at = 0
   for (let i = start; i < end; i++) {
     // A detached view reads as empty, as it does in a single call.
@@ -81,6 +86,31 @@ function join(inputs, start, end) {
     at += lengths[i - start]
   }
   return { joined, lengths }
+}
+
+/** Where a group is joined for a native call that copies it before anything else runs (a batch
+ * with no signal): one Buffer, kept from group to group and batch to batch, and let go once a
+ * second has passed with no batch. Fresh memory each time made the join about twice as slow: its
+ * pages are faulted in anew. A group larger than GROUP_BYTES (one large input) gets memory of its
+ * own. */
+let joinArea = null
+let joinAreaUsed = false
+let joinAreaTimer = null
+function reusedArea(total) {
+  if (total > GROUP_BYTES) return allocUnsafeSlow(total)
+  if (joinArea === null) joinArea = allocUnsafeSlow(GROUP_BYTES)
+  joinAreaUsed = true
+  if (joinAreaTimer === null) joinAreaTimer = everySecond(letIdleAreaGo)
+  return new Uint8Array(typedArrayGetters.buffer.call(joinArea), 0, total)
+}
+
+function letIdleAreaGo() {
+  if (!joinAreaUsed) {
+    joinArea = null
+    clearInterval(joinAreaTimer)
+    joinAreaTimer = null
+  }
+  joinAreaUsed = false
 }
 
 /** Every item's result, if none failed; else throws the batch's error: the first failure's
@@ -94,34 +124,88 @@ function allOrFirstError(results) {
   throw error
 }
 
-/** Runs `run(joined, lengths, reference, share, cancellation)` per group (`reference`: of
- * `settings`, see options.js's `referenceOf`; `share`: whether its small results share slabs) and
- * gathers every item's result in order: a Buffer per item, or the batch error. */
-function runGroups(inputs, settings, run) {
+/** The inputs of a batch as groups are cut from them: each one's size, and `group(start, end,
+ * into)`, inputs `start` to `end` end to end (as native code takes them, in memory from `into`
+ * when they need a copy) with their lengths. */
+function sourceOf(inputs) {
+  if (isPacked(inputs)) return packedSource(inputs)
+  return { sizes: inputs.map(lengthOf), group: (start, end, into) => join(inputs, start, end, into) }
+}
+
+/** A batch's inputs, for `runGroups`: a PackedResults as it is, else as `inputsOf` reads them. */
+function groupInputsOf(value) {
+  return isPacked(value) ? value : inputsOf(value)
+}
+
+/** Runs `run(joined, lengths, reference, form, cancellation)` per group (`reference`: of
+ * `settings`, see options.js's `referenceOf`; `form`: a `BatchForm`, `Packed` for `packedForm`,
+ * else whether small results share slabs) and gathers the groups' results: every input's, a
+ * Buffer each (or the batch error), or PackedResults. */
+function runGroups(inputs, settings, run, packedForm) {
   const { signal } = settings
-  if (inputs.length === 0) return signal?.aborted ? cancellable(signal, () => []) : Promise.resolve([])
-  // Every input is copied now, before anything else runs: the caller may reuse its buffers at
-  // once, and no code that runs later (a signal's listener) can change what is compressed.
-  const sizes = inputs.map(lengthOf)
-  let start = 0
-  const groups = groupEnds(sizes).map((end) => {
-    const group = join(inputs, start, end)
-    start = end
-    return group
-  })
-  const gather = (cancellations) => {
-    const parts = groups.map((group, i) => {
-      const share = slabsFor(group.lengths.length)
-      // The reference's view is taken right before each native call, as the inputs' were joined.
-      const pending = run(group.joined, group.lengths, referenceOf(settings), share, cancellations?.[i])
-      // Native code has its own copy now.
-      group.joined = undefined
-      // Each group's Buffers are made as it completes, while the others run.
-      return pending.then((value) => batchResults(value, share))
-    })
+  const { sizes, group } = sourceOf(inputs)
+  if (sizes.length === 0) {
+    const none = packedForm ? packed([], []) : []
+    return signal?.aborted ? cancellable(signal, () => none) : Promise.resolve(none)
+  }
+  const ends = groupEnds(sizes)
+  const starts = [0, ...ends.slice(0, -1)]
+  const forms = ends.map((end, i) =>
+    packedForm ? BatchForm.Packed : slabsFor(end - starts[i]) ? BatchForm.Slabs : BatchForm.Own,
+  )
+  const start = (i, copy, cancellation) => run(copy.joined, copy.lengths, referenceOf(settings), forms[i], cancellation)
+  const gather = (pending) => {
+    if (packedForm) return Promise.all(pending).then((parts) => packedResults(parts, starts))
+    // Each group's Buffers are made as it completes, while the others run.
+    const parts = pending.map((promise, i) => promise.then((value) => batchResults(value, forms[i] === BatchForm.Slabs)))
     return Promise.all(parts).then((parts) => allOrFirstError(parts.flat()))
   }
-  return withSignal(signal, groups.length, gather)
+  if (signal === undefined) {
+    // Each group is copied and queued in turn, so that the first runs while the next is copied.
+    // No code of the caller's runs in between.
+    const pending = []
+    try {
+      for (let i = 0; i < ends.length; i++) pending.push(start(i, group(starts[i], ends[i], reusedArea), undefined))
+    } catch (error) {
+      // The call fails, and the groups already queued run unobserved.
+      for (const promise of pending) promise.then(undefined, () => {})
+      throw error
+    }
+    return gather(pending)
+  }
+  // Every input is copied now, before the signal is read: the caller may reuse its buffers at
+  // once, and no code that runs later (a signal's listener) can change what is compressed.
+  const groups = ends.map((end, i) => group(starts[i], end, allocUnsafeSlow))
+  const queue = (cancellations) =>
+    gather(
+      groups.map((copy, i) => {
+        const pending = start(i, copy, cancellations[i])
+        // Native code has its own copy now.
+        groups[i] = undefined
+        return pending
+      }),
+    )
+  return withSignal(signal, groups.length, queue)
+}
+
+/** A packed batch's PackedResults from its groups' results (`[data, ends]` each, for the group
+ * that starts at input `starts[i]`); or throws the first failure (`[error, index]`), its `index`
+ * naming its input. */
+function packedResults(parts, starts) {
+  const chunks = []
+  const ends = []
+  for (let i = 0; i < parts.length; i++) {
+    const [first, second] = parts[i]
+    const chunk = resultOf(first)
+    if (isNativeError(chunk)) {
+      const index = isNativeError(first) ? starts[i] + second : starts[i]
+      Object.defineProperty(chunk, 'index', { value: index, writable: true, enumerable: false, configurable: true })
+      throw chunk
+    }
+    chunks.push(chunk)
+    ends.push(endsOf(resultOf(second)))
+  }
+  return packed(chunks, ends)
 }
 
 /** `gather(cancellations)`, with one native Cancellation per work item when there is a
@@ -144,21 +228,33 @@ function withSignal(signal, count, gather) {
  * holds every input's frame or error.
  */
 function compressMany(inputs, options) {
+  return compressGroups(inputs, options, false)
+}
+
+/**
+ * Compresses each of `inputs` as `compressMany` does: a Promise of PackedResults, the frames end
+ * to end in one Buffer per group. If any fails, it rejects with the first failure's error, whose
+ * `index` names the input.
+ */
+function compressManyPacked(inputs, options) {
+  return compressGroups(inputs, options, true)
+}
+
+function compressGroups(inputs, options, packedForm) {
   try {
     // The options first: their getters may run code, which must find no view of an input taken.
     const settings = compressOptions(options, 'options')
-    const items = inputsOf(inputs)
     const { parameters, workers, signal, prefix } = settings
-    if (workers > 1 && prefix === undefined) {
+    if (!packedForm && workers > 1 && prefix === undefined) {
       // Worker threads already spread one input over the cores: one call per input. (With a
       // prefix, groups: each call would copy the prefix. The WebAssembly build, whose one-shot
       // calls take staged inputs only, refuses more than one worker.)
       // No time on the spot (0): every call queues, and the Promise is its result's.
-      return runEach(items, signal, (input, cancellation) => compressView(input, settings, 0, cancellation))
+      return runEach(inputsOf(inputs), signal, (input, cancellation) => compressView(input, settings, 0, cancellation))
     }
-    return runGroups(items, settings, (joined, lengths, reference, share, cancellation) =>
-      binding.compressBatch(joined, lengths, parameters, reference, share, cancellation),
-    )
+    const run = (joined, lengths, reference, form, cancellation) =>
+      binding.compressBatch(joined, lengths, parameters, reference, form, cancellation)
+    return runGroups(groupInputsOf(inputs), settings, run, packedForm)
   } catch (error) {
     return Promise.reject(error)
   }
@@ -185,13 +281,25 @@ function runEach(inputs, signal, start) {
  * of their contents, in order. If any fails, it rejects as `compressMany` does.
  */
 function decompressMany(inputs, options) {
+  return decompressGroups(inputs, options, false)
+}
+
+/**
+ * Decompresses each of `inputs` as `decompressMany` does: a Promise of PackedResults, the
+ * contents end to end in one Buffer per group. If any fails, it rejects as `compressManyPacked`
+ * does.
+ */
+function decompressManyPacked(inputs, options) {
+  return decompressGroups(inputs, options, true)
+}
+
+function decompressGroups(inputs, options, packedForm) {
   try {
     const settings = decompressOptions(options)
-    const items = inputsOf(inputs)
     const { maxOutputLength, windowLogMax } = settings
-    return runGroups(items, settings, (joined, lengths, reference, share, cancellation) =>
-      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, reference, share, cancellation),
-    )
+    const run = (joined, lengths, reference, form, cancellation) =>
+      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, reference, form, cancellation)
+    return runGroups(groupInputsOf(inputs), settings, run, packedForm)
   } catch (error) {
     return Promise.reject(error)
   }
@@ -225,4 +333,12 @@ function decompressManySync(inputs, options) {
   return eachSync(items, (input) => decompressNow(input, settings))
 }
 
-module.exports = { compressMany, compressManySync, decompressMany, decompressManySync }
+module.exports = {
+  compressMany,
+  compressManyPacked,
+  compressManySync,
+  decompressMany,
+  decompressManyPacked,
+  decompressManySync,
+  PackedResults,
+}

@@ -322,6 +322,7 @@ describe('the package', () => {
       [
         'compress',
         'compressMany',
+        'compressManyPacked',
         'compressManySync',
         'compressSeekable',
         'compressSeekableSync',
@@ -332,6 +333,7 @@ describe('the package', () => {
         'createSeekableCompressStream',
         'decompress',
         'decompressMany',
+        'decompressManyPacked',
         'decompressManySync',
         'decompressSync',
         'DEFAULT_LEVEL',
@@ -340,6 +342,7 @@ describe('the package', () => {
         'MAX_LEVEL',
         'MIN_LEVEL',
         'openSeekable',
+        'PackedResults',
         'poolStats',
         'Prefix',
         'trainDictionary',

@@ -16,7 +16,9 @@ function abortError(abortSignal) {
 
 /** Runs an async call with an AbortSignal: `start(cancellation, abandoned)` makes the native
  * call, and the signal calls `cancellation.cancel()` (a native Cancellation unless one is given);
- * `abandoned()` says whether the call's Promise has settled (for a call that waits to be made). */
+ * `abandoned()` says whether the call's Promise has settled (for a call that waits to be made).
+ * What a Promise `start` returns resolves to is a single call's result, moved into a Buffer if
+ * it is native memory; a batch's (`given`) is its results as they are. */
 function cancellable(abortSignal, start, given) {
   if (abortSignal.aborted) return Promise.reject(abortError(abortSignal))
   return new Promise((resolve, reject) => {
@@ -54,7 +56,8 @@ function cancellable(abortSignal, start, given) {
       finish(resolve, output)
       return
     }
-    value.then(materialize).then(
+    const settled = given === undefined ? value.then(materialize) : value
+    settled.then(
       (output) => finish(resolve, output),
       (error) => finish(reject, error),
     )

@@ -63,6 +63,12 @@ function afterTurn(callback) {
   scheduleImmediate(callback).unref()
 }
 
+/** Calls `callback` every second, without keeping the process alive, until the handle it
+ * returns is passed to `clearInterval`. */
+function everySecond(callback) {
+  return setInterval(callback, 1000).unref()
+}
+
 /** Calls `callback` once the event loop has turned (after I/O and timers due), keeping the
  * process alive until then. */
 function nextTurn(callback) {
@@ -109,6 +115,7 @@ module.exports = {
   MAX_LENGTH,
   addAbortListener,
   afterTurn,
+  everySecond,
   nextTurn,
   allocUnsafeSlow,
   bufferFrom,

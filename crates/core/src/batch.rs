@@ -35,6 +35,25 @@ pub const NOT_IN_A_PAGE: u32 = u32::MAX;
 /// The numbers the layout holds for each result.
 pub const LAYOUT_FIELDS: usize = 3;
 
+/// Where a batch's work puts each item's result, in order: [`Results`], or
+/// [`Packed`](crate::packed::Packed).
+pub trait Sink {
+  /// Whether a result of at most `len` bytes is written in place (`push_written`) rather than
+  /// made on its own and given (`push`).
+  fn fits(&self, len: usize) -> bool;
+  /// Whether the items left need not run (a packed batch fails at its first failure).
+  fn done(&self) -> bool {
+    false
+  }
+  /// Adds the next result, written by `write` into the sink, at most `room` bytes of it (`room`
+  /// must [`fit`](Self::fits)); `write` is given a cursor over the sink's memory and writes past
+  /// the cursor's position (as a codec writes into a [`WriteBuf`](zstd::zstd_safe::WriteBuf)).
+  /// Its failure is the result.
+  fn push_written(&mut self, room: usize, write: impl FnOnce(&mut Cursor<&mut Vec<u8>>) -> Result<(), Failure>);
+  /// Adds the next result, made elsewhere.
+  fn push(&mut self, result: Result<Vec<u8>, Failure>);
+}
+
 /// A batch's results, in order.
 #[derive(Default)]
 pub struct Results {
@@ -63,42 +82,6 @@ impl Results {
     // Empty: the pages grow as results come, on the thread that makes them (see above).
     let pages = Vec::new();
     Ok(Self { pages, layout, others: Vec::new(), small_below, page_count: 0 })
-  }
-
-  /// Whether a result of at most `len` bytes goes into the pages.
-  pub fn fits(&self, len: usize) -> bool {
-    len < self.small_below && len <= PAGE_BYTES
-  }
-
-  /// Adds the next result, written by `write` into the pages, at most `room` bytes of it (`room`
-  /// must [`fit`](Self::fits)); `write` is given a cursor over the pages, and writes past the
-  /// cursor's position (as a codec writes into a [`WriteBuf`](zstd::zstd_safe::WriteBuf)). Its
-  /// failure is the result.
-  pub fn push_written(&mut self, room: usize, write: impl FnOnce(&mut Cursor<&mut Vec<u8>>) -> Result<(), Failure>) {
-    let before = self.pages.len();
-    match self.write(room, write) {
-      Ok(start) => {
-        let len = self.pages.len() - start;
-        // The page count stays far below `u32::MAX` (`NOT_IN_A_PAGE`): 32 TiB of pages.
-        let page = u32::try_from(start / PAGE_BYTES).unwrap_or(NOT_IN_A_PAGE - 1);
-        self.page_count = self.page_count.max(page as usize + 1);
-        self.push_layout([page, (start % PAGE_BYTES) as u32, len as u32]);
-      }
-      Err(failure) => {
-        self.pages.truncate(before);
-        self.push_other(Err(failure));
-      }
-    }
-  }
-
-  /// Adds the next result, made elsewhere: copied into the pages if it fits, else kept as it is.
-  pub fn push(&mut self, result: Result<Vec<u8>, Failure>) {
-    match result {
-      Ok(bytes) if self.fits(bytes.len()) => {
-        self.push_written(bytes.len(), |cursor| cursor.write_all(&bytes).map_err(|_| Failure::OutOfMemory { bytes: bytes.len() }))
-      }
-      result => self.push_other(result),
-    }
   }
 
   /// Writes a result at the end of the pages, moved to the next page if it would cross into it;
@@ -197,6 +180,40 @@ impl Results {
     let bytes = self.layout.get(at..at + LAYOUT_FIELDS * 4)?;
     let field = |n: usize| u32::from_ne_bytes([bytes[4 * n], bytes[4 * n + 1], bytes[4 * n + 2], bytes[4 * n + 3]]);
     Some([field(0), field(1), field(2)])
+  }
+}
+
+impl Sink for Results {
+  /// Whether a result of at most `len` bytes goes into the pages.
+  fn fits(&self, len: usize) -> bool {
+    len < self.small_below && len <= PAGE_BYTES
+  }
+
+  fn push_written(&mut self, room: usize, write: impl FnOnce(&mut Cursor<&mut Vec<u8>>) -> Result<(), Failure>) {
+    let before = self.pages.len();
+    match self.write(room, write) {
+      Ok(start) => {
+        let len = self.pages.len() - start;
+        // The page count stays far below `u32::MAX` (`NOT_IN_A_PAGE`): 32 TiB of pages.
+        let page = u32::try_from(start / PAGE_BYTES).unwrap_or(NOT_IN_A_PAGE - 1);
+        self.page_count = self.page_count.max(page as usize + 1);
+        self.push_layout([page, (start % PAGE_BYTES) as u32, len as u32]);
+      }
+      Err(failure) => {
+        self.pages.truncate(before);
+        self.push_other(Err(failure));
+      }
+    }
+  }
+
+  /// Copied into the pages if it fits, else kept as it is.
+  fn push(&mut self, result: Result<Vec<u8>, Failure>) {
+    match result {
+      Ok(bytes) if self.fits(bytes.len()) => {
+        self.push_written(bytes.len(), |cursor| cursor.write_all(&bytes).map_err(|_| Failure::OutOfMemory { bytes: bytes.len() }))
+      }
+      result => self.push_other(result),
+    }
   }
 }
 

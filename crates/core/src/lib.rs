@@ -1,5 +1,5 @@
 //! zstd-pool's core, in plain Rust with no Node-API (the crate has no napi dependency): the
-//! codecs (`compress`, `decompress`), one-shot calls (`oneshot`), a batch's results (`batch`),
+//! codecs (`compress`, `decompress`), one-shot calls (`oneshot`), a batch's results (`batch`, and packed: `packed`),
 //! the context pools (`pool`) and their sweeper (`sweep`), the multi-threaded cache (`mt`), the
 //! stream state machines (`stream`), the frame walk (`frame`), dictionaries (`dict`, and sets of
 //! them that frames choose from: `dict_set`), the failures (`error`), and every threshold of where async work runs (`schedule`). The addon
@@ -22,6 +22,7 @@ pub mod frame;
 pub mod memory;
 pub mod mt;
 pub mod oneshot;
+pub mod packed;
 pub mod pool;
 pub mod schedule;
 pub mod seekable;

@@ -4,10 +4,10 @@
 //!
 //! A batch is given its inputs end to end with their lengths, and copies them (its work runs
 //! after the call returns). Every item is a call of its own: its own pooled context, limits and
-//! failure, so one item failing costs no other item its result. The work packs the small results
-//! into pages (see the core's `batch.rs` for why); where small results may share slabs, each page
-//! comes back as the slab `lib/results.js` carves their Buffers from, and elsewhere each result
-//! as a Buffer of its own.
+//! failure. What a group's results come back as is its [`BatchForm`]: each item's result (or
+//! failure, which costs no other item its result), as a Buffer of its own or carved from a slab
+//! (the work packs small results into pages: see the core's `batch.rs` for why); or, packed, all
+//! of them end to end in one Buffer (the core's `packed.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -15,11 +15,12 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe::{self, CCtx, DCtx};
 
-use zstd_pool_core::batch::{Results, Taken};
+use zstd_pool_core::batch::{Results, Sink, Taken};
 use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::Failure;
-use zstd_pool_core::memory::{owned, try_vec};
+use zstd_pool_core::memory::{scratch, try_vec, Scratch};
 use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
+use zstd_pool_core::packed::Packed;
 use zstd_pool_core::pool::{Context, ContextPool, Held, COMPRESSORS, DECOMPRESSORS};
 
 use crate::exports::dictionary::prepared;
@@ -34,9 +35,10 @@ use crate::napi::{self as node, Cancellation, Js, RESULTS_IN_PLACE};
 /// call's does.
 const SMALL_BELOW: usize = if RESULTS_IN_PLACE { SHARED_BELOW } else { 0 };
 
-/// The inputs of a batch, end to end, and where each ends.
+/// The inputs of a batch, end to end (in a pooled scratch buffer, warm: a fresh one had the
+/// JavaScript thread fault its pages in, group after group), and where each ends.
 struct Items {
-  data: Vec<u8>,
+  data: Option<Scratch>,
   ends: Vec<usize>,
 }
 
@@ -54,12 +56,22 @@ impl Items {
     if end != data.len() {
       return Err(Failure::InvalidArgument("batch lengths that do not add up to its input"));
     }
-    Ok(Self { data: owned(data)?, ends })
+    let mut copy = scratch(data.len())?;
+    copy.extend_from_slice(data);
+    Ok(Self { data: Some(copy), ends })
   }
 
   fn each(&self) -> impl Iterator<Item = &[u8]> {
+    let data = self.data.as_deref().map_or(&[][..], Vec::as_slice);
     let starts = std::iter::once(0).chain(self.ends.iter().copied());
-    starts.zip(self.ends.iter().copied()).map(|(start, end)| &self.data[start..end])
+    starts.zip(self.ends.iter().copied()).map(move |(start, end)| data.get(start..end).unwrap_or_default())
+  }
+
+  /// Gives the copy back to its pool, once every item has run.
+  fn give_back(&mut self) {
+    if let Some(copy) = self.data.take() {
+      copy.give_back();
+    }
   }
 }
 
@@ -72,7 +84,7 @@ trait ItemCall: Send + 'static {
   /// The pool the group's context comes from.
   fn pool() -> &'static ContextPool<Self::Context>;
   /// Runs the call on `input` and adds its result, or its failure, to `results`.
-  fn run(&self, held: &mut Held<'static, Self::Context>, input: &[u8], prefix: Option<&[u8]>, results: &mut Results);
+  fn run(&self, held: &mut Held<'static, Self::Context>, input: &[u8], prefix: Option<&[u8]>, results: &mut impl Sink);
 }
 
 impl ItemCall for CompressCall {
@@ -83,7 +95,7 @@ impl ItemCall for CompressCall {
     &COMPRESSORS
   }
 
-  fn run(&self, held: &mut Held<'static, CCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
+  fn run(&self, held: &mut Held<'static, CCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut impl Sink) {
     let bound = zstd_safe::compress_bound(input.len());
     if results.fits(bound) {
       results.push_written(bound, |output| self.compress_held(held, input, prefix, output).map(drop));
@@ -104,7 +116,7 @@ impl ItemCall for DecompressCall {
     &DECOMPRESSORS
   }
 
-  fn run(&self, held: &mut Held<'static, DCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut Results) {
+  fn run(&self, held: &mut Held<'static, DCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut impl Sink) {
     match self.plan(input) {
       Ok(OutputPlan::Exact(len)) if results.fits(len) => {
         results.push_written(len, |output| self.decode_exact_held(held, input, prefix, output, len))
@@ -115,69 +127,120 @@ impl ItemCall for DecompressCall {
   }
 }
 
+/// What a group's results come back to JavaScript as (`many.js` chooses).
+#[napi]
+pub enum BatchForm {
+  /// Each result (a Buffer, or its error) with memory of its own.
+  Own,
+  /// Each result, the small ones carved from slabs (see [`slabs`]).
+  Slabs,
+  /// All results end to end in one Buffer, with where each ends; or the first failure.
+  Packed,
+}
+
+/// A group's results as the work makes them, for the form they come back as.
+enum Sunk {
+  Each { results: Results, share: bool },
+  Packed(Packed),
+}
+
+impl Sunk {
+  fn new(form: BatchForm, count: usize) -> std::result::Result<Self, Failure> {
+    Ok(match form {
+      BatchForm::Packed => Sunk::Packed(Packed::new(count)?),
+      form => Sunk::Each { results: Results::new(count, SMALL_BELOW)?, share: matches!(form, BatchForm::Slabs) },
+    })
+  }
+}
+
 /// A batch's work: its items, the prefix they share (a copy of bytes, or a `Prefix`'s), the call
-/// each makes, the room for their results, and whether small results may share slabs
-/// (`lib/results.js` knows).
+/// each makes, and the room for their results.
 struct Batch<C> {
   items: Items,
   prefix: Option<SharedPrefix>,
   call: C,
-  results: Results,
-  share: bool,
+  results: Option<Sunk>,
 }
 
 impl<C: ItemCall> Batch<C> {
   /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each), and `prefix` if
   /// it is bytes.
-  fn new(inputs: &[u8], lengths: &[u32], prefix: Option<HeldPrefix>, call: C, share: bool) -> std::result::Result<Self, Failure> {
+  fn new(
+    inputs: &[u8],
+    lengths: &[u32],
+    prefix: Option<HeldPrefix>,
+    call: C,
+    form: BatchForm,
+  ) -> std::result::Result<Self, Failure> {
     let prefix = prefix.map(HeldPrefix::shared).transpose()?;
-    let results = Results::new(lengths.len(), SMALL_BELOW)?;
-    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results, share })
+    let results = Some(Sunk::new(form, lengths.len())?);
+    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results })
+  }
+
+  /// Runs every item into `results`, in order, until the sink is done.
+  fn run_all(&self, results: &mut impl Sink, stop: &AtomicBool) {
+    let mut held = Held::new(C::pool());
+    for input in self.items.each() {
+      if results.done() {
+        break;
+      }
+      // Cancelled while it runs: the items left fail as aborted (the call has already rejected).
+      if stop.load(Ordering::Acquire) {
+        results.push(Err(Failure::Aborted));
+      } else {
+        self.call.run(&mut held, input, self.prefix.as_deref(), results);
+      }
+    }
+    // Before the prefix and the dictionary, which the context may still refer to.
+    held.give_back();
   }
 }
 
-/// A batch's results, and whether the small ones may share slabs.
-struct Settled {
-  results: Results,
-  share: bool,
-}
-
 impl<C: ItemCall> node::Job for Batch<C> {
-  type Output = Settled;
+  type Output = Sunk;
 
   fn name(&self) -> &'static str {
     C::NAME
   }
 
-  fn compute(&mut self) -> std::result::Result<Settled, Failure> {
+  fn compute(&mut self) -> std::result::Result<Sunk, Failure> {
     self.compute_until(&AtomicBool::new(false))
   }
 
-  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Settled, Failure> {
-    let mut results = std::mem::take(&mut self.results);
-    let mut held = Held::new(C::pool());
-    for input in self.items.each() {
-      // Cancelled while it runs: the items left fail as aborted (the call has already rejected).
-      if stop.load(Ordering::Acquire) {
-        results.push(Err(Failure::Aborted));
-      } else {
-        self.call.run(&mut held, input, self.prefix.as_deref(), &mut results);
-      }
+  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Sunk, Failure> {
+    // Computed once: a bug otherwise.
+    let mut results = self.results.take().ok_or(Failure::Panicked)?;
+    match &mut results {
+      Sunk::Each { results, .. } => self.run_all(results, stop),
+      Sunk::Packed(packed) => self.run_all(packed, stop),
     }
-    // Before the prefix and the dictionary, which the context may still refer to.
-    held.give_back();
-    Ok(Settled { results, share: self.share })
+    self.items.give_back();
+    Ok(results)
   }
 }
 
-impl node::IntoJs for Settled {
+impl node::IntoJs for Sunk {
   fn into_js(self, env: &Env) -> std::result::Result<Js, Failure> {
-    if self.share {
-      slabs(env, self.results)
-    } else {
-      each_its_own(env, self.results)
+    match self {
+      Sunk::Each { results, share: true } => slabs(env, results),
+      Sunk::Each { results, share: false } => each_its_own(env, results),
+      Sunk::Packed(packed) => packed_js(env, packed),
     }
   }
+}
+
+/// A packed group's results: `[data, ends]`, a Buffer of the results end to end and one of where
+/// each ends (an `f64` each, for a `Float64Array`); or `[error, index]`, its first failure and
+/// the index of that item in the group.
+fn packed_js(env: &Env, packed: Packed) -> std::result::Result<Js, Failure> {
+  let pair = match packed.finish() {
+    Ok((data, ends)) => [node::handed_over(env, data)?, node::result_bytes(env, ends)?],
+    Err((index, failure)) => {
+      let index = u32::try_from(index).map_err(|_| Failure::Napi("a batch index"))?;
+      [its_own(env, Err(failure))?, Js::number(env, index)?]
+    }
+  };
+  node::settled_array(env, &pair)
 }
 
 /// Where small results may share slabs: an array of the layout (see the core's `batch.rs`) as a
@@ -225,9 +288,9 @@ fn its_own(env: &Env, result: std::result::Result<Vec<u8>, Failure>) -> std::res
 
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
-/// the inputs large enough); a Promise of their results (see [`Settled`]'s `into_js`). One copy
-/// of `prefix` (none, for a `Prefix`) serves every input. `share`: whether small results may share slabs.
-#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
+/// the inputs large enough); a Promise of their results (see [`Sunk`]'s `into_js`). One copy
+/// of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as.
+#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error | number>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
   env: Env,
@@ -235,7 +298,7 @@ pub fn compress_batch(
   lengths: &[u32],
   settings: &[i32],
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
-  share: bool,
+  form: BatchForm,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let dictionary = dictionary_of(&reference);
@@ -245,7 +308,7 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation, micros)
+    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, form)?, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -256,7 +319,7 @@ pub fn compress_batch(
 /// Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `decompress` would, each within the limits, on one threadpool thread; a Promise of their
 /// results (as for [`compress_batch`]).
-#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error>>")]
+#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error | number>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn decompress_batch(
   env: Env,
@@ -267,14 +330,14 @@ pub fn decompress_batch(
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined")] reference: Option<
     Reference,
   >,
-  share: bool,
+  form: BatchForm,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = HeldPrefix::of(&reference).and_then(|prefix| {
     let dictionary = || prepared(dictionary_of(&reference));
     let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix.as_ref().map(HeldPrefix::bytes))?
       .with_set(set_of(&reference)?);
-    node::queue(&env, Batch::new(inputs, lengths, prefix, call, share)?, cancellation)
+    node::queue(&env, Batch::new(inputs, lengths, prefix, call, form)?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))
 }

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest'
+
+import {
+  compressMany,
+  compressManyPacked,
+  compressManySync,
+  compressSync,
+  decompressMany,
+  decompressManyPacked,
+  decompressManySync,
+  PackedResults,
+  poolStats,
+} from 'zstd-pool'
+import { corpus, skipWithoutZstdCli, zstdPiped } from './helpers'
+
+/** Messages of every size from nothing to 200 KiB, cut from the corpus. */
+const messages = corpus.flatMap(({ data }, file) =>
+  [0, 1, 100, 1024, 8192, 65536, 200 * 1024].map((size, i) => data.subarray(file * 97 + i, file * 97 + i + size)),
+)
+/** Many small messages: several groups, so several chunks. */
+const small = Array.from({ length: 3000 }, (_, i) => Buffer.from(`message ${i} ${'x'.repeat(i % 300)}`))
+
+describe('compressManyPacked and decompressManyPacked', () => {
+  it('give each message the frame compressSync gives it, end to end, and back', async () => {
+    const frames = await compressManyPacked(messages, { level: 5, checksum: true })
+    expect(frames).toBeInstanceOf(PackedResults)
+    expect(frames.length).toBe(messages.length)
+    const each = [...frames]
+    expect(each.every((frame, i) => frame.equals(compressSync(messages[i], { level: 5, checksum: true })))).toBe(true)
+    expect(Buffer.concat(frames.buffers).equals(Buffer.concat(each))).toBe(true)
+    expect(frames.byteLength).toBe(Buffer.concat(each).length)
+    const contents = await decompressManyPacked(frames)
+    expect([...contents].every((content, i) => content.equals(messages[i]))).toBe(true)
+    expect(contents.byteLength).toBe(messages.reduce((total, message) => total + message.length, 0))
+  })
+
+  it('give results by index, from either end, and nothing past them', async () => {
+    const contents = await decompressManyPacked(await compressManyPacked(small))
+    expect(contents.length).toBe(small.length)
+    expect(contents.buffers.length).toBeGreaterThan(1)
+    for (const index of [0, 1, 1499, 2999]) expect(contents.at(index)?.equals(small[index])).toBe(true)
+    expect(contents.at(-1)?.equals(small[2999])).toBe(true)
+    expect(contents.at(-3000)?.equals(small[0])).toBe(true)
+    expect(contents.at(3000)).toBeUndefined()
+    expect(contents.at(-3001)).toBeUndefined()
+    expect(Object.getPrototypeOf(contents.at(7))).toBe(Buffer.prototype)
+  })
+
+  it('take PackedResults as inputs, in every batch form, across the chunks they are in', async () => {
+    const frames = await compressManyPacked(small, 3)
+    expect((await decompressMany(frames)).every((content, i) => content.equals(small[i]))).toBe(true)
+    expect(decompressManySync(frames).every((content, i) => content.equals(small[i]))).toBe(true)
+    // With a signal the groups are copied before it is read: that path joins chunks too.
+    const signal = new AbortController().signal
+    const contents = await decompressManyPacked(frames, { signal })
+    expect([...contents].every((content, i) => content.equals(small[i]))).toBe(true)
+    const again = await compressManyPacked(contents, 3)
+    expect(Buffer.concat(again.buffers).equals(Buffer.concat(frames.buffers))).toBe(true)
+    expect(compressManySync(contents, 3).every((frame, i) => frame.equals(frames.at(i)!))).toBe(true)
+  })
+
+  it.skipIf(skipWithoutZstdCli)('give frames the zstd tool decodes, end to end, as one stream', async () => {
+    const frames = await compressManyPacked(messages.slice(0, 21), 7)
+    const decoded = zstdPiped(['-d', '-c'], Buffer.concat(frames.buffers))
+    expect(decoded.equals(Buffer.concat(messages.slice(0, 21)))).toBe(true)
+  })
+
+  it('fail whole, with the first failure, naming its message', async () => {
+    const frames = [...(await compressManyPacked(small))]
+    frames[2100] = Buffer.from('not a frame')
+    frames[2500] = Buffer.alloc(4)
+    const error = await decompressManyPacked(frames).catch((caught) => caught)
+    expect(error).toBeInstanceOf(Error)
+    expect(error).toMatchObject({ index: 2100, code: 'ZSTD_error_prefix_unknown' })
+    expect(error.results).toBeUndefined()
+    const limited = await decompressManyPacked([compressSync(Buffer.alloc(100)), compressSync(Buffer.alloc(5000))], {
+      maxOutputLength: 1000,
+    }).catch((caught) => caught)
+    expect(limited).toMatchObject({ name: 'RangeError', code: 'ERR_BUFFER_TOO_LARGE', index: 1 })
+  })
+
+  it('copy the messages when called, and give an empty list for none', async () => {
+    const inputs = [Buffer.from('first message'), Buffer.from('second message')]
+    const pending = compressManyPacked(inputs)
+    inputs[0].fill(0)
+    const contents = await decompressManyPacked(await pending)
+    expect([...contents].map(String)).toEqual(['first message', 'second message'])
+    const none = await compressManyPacked([])
+    expect([none.length, none.byteLength, [...none], none.buffers]).toEqual([0, 0, [], []])
+    expect((await decompressManyPacked(none)).length).toBe(0)
+  })
+
+  it('stop at an AbortSignal, and run with one that does not abort', async () => {
+    await expect(compressManyPacked(small, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' })
+    const signal = new AbortController().signal
+    // The array forms too (they rejected every call with a live signal before).
+    expect((await compressMany(small.slice(0, 20), { signal })).length).toBe(20)
+    expect((await decompressMany(await compressMany(small.slice(0, 20)), { signal })).length).toBe(20)
+    const controller = new AbortController()
+    const pending = compressManyPacked(
+      Array.from({ length: 200 }, () => messages[5]),
+      { level: 19, signal: controller.signal },
+    )
+    controller.abort()
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
+    for (let wait = 0; wait < 200 && poolStats().compressors.inUse > 0; wait++) await new Promise((r) => setTimeout(r, 10))
+    expect(poolStats().compressors.inUse).toBe(0)
+  })
+
+  it('are made by the batch calls only, and refuse inputs whose memory was taken away', async () => {
+    expect(() => new (PackedResults as any)()).toThrow(TypeError)
+    const lookalike = Object.create(PackedResults.prototype)
+    await expect(decompressManyPacked(lookalike)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+    await expect(compressManyPacked({ length: 1, 0: Buffer.from('x') } as any)).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARG_TYPE',
+    })
+    const frames = await compressManyPacked(small)
+    const [first] = frames.buffers
+    structuredClone(first.buffer, { transfer: [first.buffer] })
+    await expect(decompressManyPacked(frames)).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' })
+    expect(() => frames.at(0)).toThrow()
+    // The other chunks are still whole.
+    expect(frames.at(-1)?.equals(compressSync(small[2999]))).toBe(true)
+  })
+})

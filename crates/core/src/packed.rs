@@ -1,0 +1,143 @@
+//! A packed batch's results (`compressManyPacked`, `decompressManyPacked`): every result of a
+//! group end to end in one allocation, with where each ends, as python-zstandard's
+//! `multi_*_to_buffer` returns them. JavaScript gets one Buffer per group and views of it made
+//! when asked for, so a batch costs the JavaScript thread one copy per group, not an ArrayBuffer
+//! (or a view) per result. A packed batch succeeds whole or fails: the group stops at its first
+//! failure, which is the result.
+
+use std::io::Cursor;
+
+use crate::batch::Sink;
+use crate::error::Failure;
+
+/// The bytes of one end.
+const END_BYTES: usize = 8;
+
+/// A group's results, end to end.
+#[derive(Default)]
+pub struct Packed {
+  data: Vec<u8>,
+  /// Where each result ends in `data`, an `f64` each in native byte order (JavaScript views them
+  /// through a `Float64Array`): exact up to 2^53, past any size a Buffer can have.
+  ends: Vec<u8>,
+  /// The first failure, and the index of its item in the group.
+  failure: Option<(usize, Failure)>,
+}
+
+impl Packed {
+  /// Room for where `count` results end.
+  pub fn new(count: usize) -> Result<Self, Failure> {
+    let bytes = count.saturating_mul(END_BYTES);
+    let mut ends = Vec::new();
+    ends.try_reserve_exact(bytes).map_err(|_| Failure::OutOfMemory { bytes })?;
+    Ok(Self { data: Vec::new(), ends, failure: None })
+  }
+
+  /// The results end to end, and where each ends (see the field `ends`); or the first failure
+  /// and its item's index.
+  pub fn finish(self) -> Result<(Vec<u8>, Vec<u8>), (usize, Failure)> {
+    match self.failure {
+      Some(failure) => Err(failure),
+      None => Ok((self.data, self.ends)),
+    }
+  }
+
+  fn fail(&mut self, failure: Failure) {
+    if self.failure.is_none() {
+      self.failure = Some((self.ends.len() / END_BYTES, failure));
+    }
+  }
+
+  fn end_here(&mut self) {
+    // `ends` has room for every item: this never allocates.
+    self.ends.extend_from_slice(&(self.data.len() as f64).to_ne_bytes());
+  }
+}
+
+impl Sink for Packed {
+  fn fits(&self, _len: usize) -> bool {
+    true
+  }
+
+  fn done(&self) -> bool {
+    self.failure.is_some()
+  }
+
+  fn push_written(&mut self, room: usize, write: impl FnOnce(&mut Cursor<&mut Vec<u8>>) -> Result<(), Failure>) {
+    let start = self.data.len();
+    if self.data.try_reserve(room).is_err() {
+      return self.fail(Failure::OutOfMemory { bytes: start.saturating_add(room) });
+    }
+    let mut cursor = Cursor::new(&mut self.data);
+    cursor.set_position(start as u64);
+    let written = write(&mut cursor).and_then(|()| match self.data.len() - start {
+      // A codec writes no more than the room it was promised: a bug otherwise, failed as one.
+      written if written > room => Err(Failure::Panicked),
+      _ => Ok(()),
+    });
+    match written {
+      Ok(()) => self.end_here(),
+      Err(failure) => {
+        self.data.truncate(start);
+        self.fail(failure);
+      }
+    }
+  }
+
+  fn push(&mut self, result: Result<Vec<u8>, Failure>) {
+    match result {
+      Ok(bytes) => {
+        if self.data.try_reserve(bytes.len()).is_err() {
+          return self.fail(Failure::OutOfMemory { bytes: self.data.len().saturating_add(bytes.len()) });
+        }
+        self.data.extend_from_slice(&bytes);
+        self.end_here();
+      }
+      Err(failure) => self.fail(failure),
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use std::io::Write;
+
+  use super::*;
+
+  #[test]
+  fn results_are_end_to_end_with_their_ends() {
+    let mut packed = Packed::new(4).expect("room");
+    packed.push(Ok(vec![1; 3]));
+    packed.push_written(100, |cursor| cursor.write_all(&[2; 10]).map_err(|_| Failure::Truncated));
+    packed.push(Ok(Vec::new()));
+    packed.push_written(5, |_| Ok(()));
+    let Ok((data, ends)) = packed.finish() else { panic!("no failure") };
+    assert_eq!(data, [[1; 3].as_slice(), &[2; 10]].concat());
+    let ends: Vec<f64> = ends.chunks_exact(8).map(|bytes| f64::from_ne_bytes(bytes.try_into().expect("8 bytes"))).collect();
+    assert_eq!(ends, [3.0, 13.0, 13.0, 13.0]);
+  }
+
+  #[test]
+  fn the_first_failure_is_the_result_and_its_bytes_are_dropped() {
+    let mut packed = Packed::new(4).expect("room");
+    packed.push(Ok(vec![1; 3]));
+    assert!(!packed.done());
+    packed.push_written(100, |cursor| {
+      cursor.write_all(&[2; 10]).map_err(|_| Failure::Truncated)?;
+      Err(Failure::Truncated)
+    });
+    assert!(packed.done());
+    packed.push(Err(Failure::Aborted));
+    match packed.finish() {
+      Err((index, Failure::Truncated)) => assert_eq!(index, 1),
+      _ => panic!("the first failure"),
+    }
+  }
+
+  #[test]
+  fn a_codec_writing_past_its_room_fails_as_a_bug() {
+    let mut packed = Packed::new(1).expect("room");
+    packed.push_written(2, |cursor| cursor.write_all(&[2; 10]).map_err(|_| Failure::Truncated));
+    assert!(matches!(packed.finish(), Err((0, Failure::Panicked))));
+  }
+}
