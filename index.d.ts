@@ -210,9 +210,10 @@ export declare function compress(input: Uint8Array, settings: Int32Array, refere
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
  * the inputs large enough); a Promise of their results (see [`Sunk`]'s `into_js`). One copy
- * of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as.
+ * of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as;
+ * `packed_limit`: the most bytes a packed group's results may take.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, form: BatchForm, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, form: BatchForm, packedLimit: number, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -268,7 +269,7 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
  * results (as for [`compress_batch`]).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, form: BatchForm, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, form: BatchForm, packedLimit: number, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
 
 /**
  * Makes a dictionary of at most `size` bytes from `content` and the statistics of the samples

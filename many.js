@@ -13,8 +13,8 @@ const { compressNow, compressView, decompressNow } = require('./lib/calls.js')
 const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions, referenceOf } = require('./lib/options.js')
-const { PackedResults, endsOf, isPacked, packed, sourceOf: packedSource } = require('./lib/packed.js')
-const { allocUnsafeSlow, everySecond, types } = require('#platform')
+const { PackedResults, endsOf, isPacked, packed, sourceOf: packedSource, tooLarge, viewsOf } = require('./lib/packed.js')
+const { MAX_LENGTH, allocUnsafeSlow, everySecond, types } = require('#platform')
 const { isNativeError, isUint8Array } = types
 const { bytes, lengthOf, typedArrayGetters, typedArraySet } = require('./lib/primordials.js')
 const { batchResults, resultOf, slabsFor } = require('./lib/results.js')
@@ -25,11 +25,11 @@ const { BatchForm } = binding
 /** The most items an Array holds. */
 const MAX_ARRAY_LENGTH = 2 ** 32 - 1
 
-const INPUTS = 'an array of Buffer, TypedArray, DataView, ArrayBuffer or string, or a PackedResults'
+const INPUTS = 'an array of Buffer, TypedArray, DataView, ArrayBuffer or string, or PackedResults from a packed batch'
 
 /** The inputs of a batch: an array of byte inputs, each read once (a PackedResults' results). */
 function inputsOf(value) {
-  if (isPacked(value)) return [...value]
+  if (isPacked(value)) return viewsOf(value)
   if (!Array.isArray(value)) throw invalidType('inputs', INPUTS, value)
   const length = value.length
   if (!Number.isSafeInteger(length) || length < 0 || length > MAX_ARRAY_LENGTH) throw invalidType('inputs', INPUTS, value)
@@ -66,26 +66,55 @@ function groupEnds(sizes) {
   return ends
 }
 
-/** `inputs[start..end]` end to end, in the memory `into(total)` gives, and their lengths. The
- * lengths are read again here, where no code of the caller's can run before the copy: code that
- * ran since the groups were cut (a global it patched) may have shrunk a view, and what the copy
- * left unwritten would be stale memory compressed into the frame. */
-function join(inputs, start, end, into) {
+/** `inputs[start..end]` end to end, and their lengths: in the memory `into(total)` gives, or,
+ * for one input when the native call that copies it follows at once (not `copied`), that input
+ * itself. The lengths are read again here, where no code of the caller's can run before the
+ * copy: code that ran since the groups were cut (a global it patched) may have shrunk a view.
+ * Every input must be the Uint8Array `inputsOf` made, read twice the same: code that patched a
+ * global `inputsOf` called could have put something else in the list, and a copy that left
+ * bytes unwritten would compress what the memory held before (another call's input). */
+function join(inputs, start, end, into, copied) {
+  if (end - start === 1 && !copied) {
+    const input = inputs[start]
+    const lengths = new Uint32Array(1)
+    lengths[0] = checkedLength(input, start)
+    return { joined: input, lengths }
+  }
   const lengths = new Uint32Array(end - start)
   let total = 0
   for (let i = start; i < end; i++) {
-    const length = lengthOf(inputs[i])
+    const length = checkedLength(inputs[i], i)
     lengths[i - start] = length
     total += length
   }
   const joined = into(total)
   let at = 0
   for (let i = start; i < end; i++) {
+    const input = inputs[i]
+    if (lengthOfInput(input, i) !== lengths[i - start]) throw changed(i, input)
     // A detached view reads as empty, as it does in a single call.
-    if (lengths[i - start] > 0) apply(typedArraySet, joined, [inputs[i], at])
+    if (lengths[i - start] > 0) apply(typedArraySet, joined, [input, at])
     at += lengths[i - start]
   }
   return { joined, lengths }
+}
+
+/** The length of input `i` as `inputsOf` made it: a Uint8Array. */
+function lengthOfInput(input, i) {
+  if (!isUint8Array(input)) throw changed(i, input)
+  return lengthOf(input)
+}
+
+/** `lengthOfInput`, within what a batch's lengths can say. */
+function checkedLength(input, i) {
+  const length = lengthOfInput(input, i)
+  if (length > 0xffffffff) throw tooLarge(i, length)
+  return length
+}
+
+/** What a batch says when its list of inputs changed while it was read (a patched global). */
+function changed(i, input) {
+  return invalidType(`inputs[${i}]`, 'the same input each time it is read', input)
 }
 
 /** Where a group is joined for a native call that copies it before anything else runs (a batch
@@ -125,11 +154,13 @@ function allOrFirstError(results) {
 }
 
 /** The inputs of a batch as groups are cut from them: each one's size, and `group(start, end,
- * into)`, inputs `start` to `end` end to end (as native code takes them, in memory from `into`
- * when they need a copy) with their lengths. */
+ * into, copied)`, inputs `start` to `end` end to end (as native code takes them, in memory from
+ * `into` when they need a copy) with their lengths. */
 function sourceOf(inputs) {
   if (isPacked(inputs)) return packedSource(inputs)
-  return { sizes: inputs.map(lengthOf), group: (start, end, into) => join(inputs, start, end, into) }
+  const sizes = []
+  for (let i = 0; i < inputs.length; i++) sizes[i] = lengthOfInput(inputs[i], i)
+  return { sizes, group: (start, end, into, copied) => join(inputs, start, end, into, copied) }
 }
 
 /** A batch's inputs, for `runGroups`: a PackedResults as it is, else as `inputsOf` reads them. */
@@ -137,10 +168,11 @@ function groupInputsOf(value) {
   return isPacked(value) ? value : inputsOf(value)
 }
 
-/** Runs `run(joined, lengths, reference, form, cancellation)` per group (`reference`: of
- * `settings`, see options.js's `referenceOf`; `form`: a `BatchForm`, `Packed` for `packedForm`,
- * else whether small results share slabs) and gathers the groups' results: every input's, a
- * Buffer each (or the batch error), or PackedResults. */
+/** Runs `run(joined, lengths, reference, form, packedLimit, cancellation)` per group
+ * (`reference`: of `settings`, see options.js's `referenceOf`; `form`: a `BatchForm`, `Packed`
+ * for `packedForm`, else whether small results share slabs; `packedLimit`: the largest Buffer)
+ * and gathers the groups' results: every input's, a Buffer each (or the batch error), or
+ * PackedResults. */
 function runGroups(inputs, settings, run, packedForm) {
   const { signal } = settings
   const { sizes, group } = sourceOf(inputs)
@@ -153,7 +185,8 @@ function runGroups(inputs, settings, run, packedForm) {
   const forms = ends.map((end, i) =>
     packedForm ? BatchForm.Packed : slabsFor(end - starts[i]) ? BatchForm.Slabs : BatchForm.Own,
   )
-  const start = (i, copy, cancellation) => run(copy.joined, copy.lengths, referenceOf(settings), forms[i], cancellation)
+  const start = (i, copy, cancellation) =>
+    run(copy.joined, copy.lengths, referenceOf(settings), forms[i], MAX_LENGTH, cancellation)
   const gather = (pending) => {
     if (packedForm) return Promise.all(pending).then((parts) => packedResults(parts, starts))
     // Each group's Buffers are made as it completes, while the others run.
@@ -165,7 +198,7 @@ function runGroups(inputs, settings, run, packedForm) {
     // No code of the caller's runs in between.
     const pending = []
     try {
-      for (let i = 0; i < ends.length; i++) pending.push(start(i, group(starts[i], ends[i], reusedArea), undefined))
+      for (let i = 0; i < ends.length; i++) pending[i] = start(i, group(starts[i], ends[i], reusedArea, false), undefined)
     } catch (error) {
       // The call fails, and the groups already queued run unobserved.
       for (const promise of pending) promise.then(undefined, () => {})
@@ -175,7 +208,7 @@ function runGroups(inputs, settings, run, packedForm) {
   }
   // Every input is copied now, before the signal is read: the caller may reuse its buffers at
   // once, and no code that runs later (a signal's listener) can change what is compressed.
-  const groups = ends.map((end, i) => group(starts[i], end, allocUnsafeSlow))
+  const groups = ends.map((end, i) => group(starts[i], end, allocUnsafeSlow, true))
   const queue = (cancellations) =>
     gather(
       groups.map((copy, i) => {
@@ -252,8 +285,8 @@ function compressGroups(inputs, options, packedForm) {
       // No time on the spot (0): every call queues, and the Promise is its result's.
       return runEach(inputsOf(inputs), signal, (input, cancellation) => compressView(input, settings, 0, cancellation))
     }
-    const run = (joined, lengths, reference, form, cancellation) =>
-      binding.compressBatch(joined, lengths, parameters, reference, form, cancellation)
+    const run = (joined, lengths, reference, form, packedLimit, cancellation) =>
+      binding.compressBatch(joined, lengths, parameters, reference, form, packedLimit, cancellation)
     return runGroups(groupInputsOf(inputs), settings, run, packedForm)
   } catch (error) {
     return Promise.reject(error)
@@ -297,8 +330,8 @@ function decompressGroups(inputs, options, packedForm) {
   try {
     const settings = decompressOptions(options)
     const { maxOutputLength, windowLogMax } = settings
-    const run = (joined, lengths, reference, form, cancellation) =>
-      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, reference, form, cancellation)
+    const run = (joined, lengths, reference, form, packedLimit, cancellation) =>
+      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, reference, form, packedLimit, cancellation)
     return runGroups(groupInputsOf(inputs), settings, run, packedForm)
   } catch (error) {
     return Promise.reject(error)

@@ -107,7 +107,7 @@ describe('compressManyPacked and decompressManyPacked', () => {
     expect(poolStats().compressors.inUse).toBe(0)
   })
 
-  it('are made by the batch calls only, and refuse inputs whose memory was taken away', async () => {
+  it('are made by the batch calls only, and say so when their memory was taken away', async () => {
     expect(() => new (PackedResults as any)()).toThrow(TypeError)
     const lookalike = Object.create(PackedResults.prototype)
     await expect(decompressManyPacked(lookalike)).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
@@ -116,10 +116,65 @@ describe('compressManyPacked and decompressManyPacked', () => {
     })
     const frames = await compressManyPacked(small)
     const [first] = frames.buffers
-    structuredClone(first.buffer, { transfer: [first.buffer] })
-    await expect(decompressManyPacked(frames)).rejects.toMatchObject({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' })
-    expect(() => frames.at(0)).toThrow()
+    const memory = first.buffer
+    // Every chunk is untransferable: where the runtime still detaches one (or transfers it as a
+    // copy), every read after it says so clearly.
+    for (const detach of [() => structuredClone(memory, { transfer: [memory] }), () => (memory as any).transfer?.()]) {
+      try {
+        detach()
+      } catch {}
+    }
+    if (first.length > 0) {
+      expect([...(await decompressManyPacked(frames))].every((content, i) => content.equals(small[i]))).toBe(true)
+      return
+    }
+    const gone = { name: 'TypeError', code: 'ERR_INVALID_STATE' }
+    await expect(decompressManyPacked(frames)).rejects.toMatchObject(gone)
+    expect(() => frames.at(0)).toThrow(expect.objectContaining(gone))
+    expect(() => decompressManySync(frames)).toThrow(expect.objectContaining(gone))
+    expect(frames.byteLength).toBe(frames.buffers.reduce((total, buffer) => total + buffer.length, 0))
     // The other chunks are still whole.
     expect(frames.at(-1)?.equals(compressSync(small[2999]))).toBe(true)
+  })
+
+  it('read a PackedResults through its own state, never an iterator put on it', async () => {
+    const frames = await compressManyPacked(['x', 'y'])
+    ;(frames as any)[Symbol.iterator] = function* () {
+      yield new Float64Array(64)
+    }
+    expect(decompressManySync(frames).map(String)).toEqual(['x', 'y'])
+    expect((await decompressMany(frames)).map(String)).toEqual(['x', 'y'])
+  })
+
+  it('copy nothing but the inputs, even when a patched global slips something else into the list', async () => {
+    // A previous batch leaves its bytes in the memory groups are joined in; an input that is not
+    // the view the batch made (a Float64Array copied element by element) must not leave any of
+    // them unwritten in the next caller's frame.
+    const secret = Buffer.from('SECRET-TOKEN-0123456789abcdef!! '.repeat(64))
+    await compressMany([secret, secret])
+    const { push } = Array.prototype
+    Array.prototype.push = function (this: unknown[]) {
+      Array.prototype.push = push
+      return push.call(this, new Float64Array(200))
+    } as typeof push
+    try {
+      await expect(compressMany([Buffer.alloc(1600), Buffer.alloc(1)])).rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+    } finally {
+      Array.prototype.push = push
+    }
+  })
+
+  it('copy a PackedResults given as inputs before a signal is read', async () => {
+    const messages = [0, 1, 2, 3].map((i) => Buffer.alloc(100, 65 + i))
+    const contents = await decompressManyPacked(await compressManyPacked(messages))
+    const signal = {
+      aborted: false,
+      addEventListener() {
+        for (const buffer of contents.buffers) buffer.fill(0x5a)
+      },
+      removeEventListener() {},
+    }
+    const frames = await compressManyPacked(contents, { signal } as any)
+    expect([...(await decompressManyPacked(frames))]).toEqual(messages)
   })
 })

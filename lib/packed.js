@@ -4,13 +4,17 @@
 // multi_*_to_buffer gives them. The JavaScript thread then makes one Buffer per group instead of
 // an ArrayBuffer or a view per result; a result's view is made when it is asked for. A
 // PackedResults can be given back to a batch as its inputs, read a group at a time with no
-// view per message.
+// view per message. Everything here reads its own private state, never a property the caller
+// can replace (an iterator, `length`), and checks the memory is still there before each read.
 
-const { invalidValue } = require('./errors.js')
+const { coded } = require('./errors.js')
 const { bufferFrom } = require('#platform')
 const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 
 const { apply } = Reflect
+// Taken when the module loads, as primordials.js takes what it calls.
+const { max, min } = Math
+const { isNaN: isNotANumber } = Number
 /** What only this module has, so that only it makes PackedResults. */
 const MADE_HERE = Symbol('PackedResults')
 
@@ -18,6 +22,8 @@ const MADE_HERE = Symbol('PackedResults')
 let isPacked
 /** A PackedResults as a batch's inputs (see `sourceOf` in many.js). */
 let sourceOf
+/** A PackedResults' results, each a view, in a new Array. */
+let viewsOf
 
 /** A batch's results, in order, end to end over one Buffer per group. */
 class PackedResults {
@@ -33,40 +39,48 @@ class PackedResults {
   constructor(madeHere, chunks, ends) {
     if (madeHere !== MADE_HERE) throw new TypeError('PackedResults are made by compressManyPacked and decompressManyPacked')
     this.#chunks = chunks
-    this.#memory = chunks.map((chunk) => ({
-      buffer: typedArrayGetters.buffer.call(chunk),
-      offset: typedArrayGetters.byteOffset.call(chunk),
-      length: lengthOf(chunk),
-    }))
     this.#ends = ends
+    this.#memory = []
     this.#firsts = [0]
-    for (const chunkEnds of ends) this.#firsts.push(this.#firsts[this.#firsts.length - 1] + chunkEnds.length)
+    for (let i = 0; i < chunks.length; i++) {
+      const chunk = chunks[i]
+      this.#memory[i] = {
+        buffer: typedArrayGetters.buffer.call(chunk),
+        offset: typedArrayGetters.byteOffset.call(chunk),
+        length: lengthOf(chunk),
+      }
+      this.#firsts[i + 1] = this.#firsts[i] + ends[i].length
+    }
   }
 
   /** How many results there are. */
   get length() {
-    return this.#firsts[this.#firsts.length - 1]
+    return this.#firsts[this.#chunks.length]
   }
 
-  /** Their size in bytes, together. */
+  /** Their size in bytes, together (0 for memory taken away). */
   get byteLength() {
     let total = 0
-    for (const memory of this.#memory) total += memory.length
+    for (let i = 0; i < this.#chunks.length; i++) total += lengthOf(this.#chunks[i])
     return total
   }
 
   /** The results' memory, a Buffer per group, each holding its results end to end: written one
    * after the other, they are every result in order. */
   get buffers() {
-    return [...this.#chunks]
+    const buffers = []
+    for (let i = 0; i < this.#chunks.length; i++) buffers[i] = this.#chunks[i]
+    return buffers
   }
 
   /** Result `index` (a negative one counts from the end), a Buffer over the batch's memory;
    * undefined past either end. */
   at(index) {
-    const integer = Math.trunc(Number(index)) || 0
+    // As Array.prototype.at reads its index (a BigInt or a Symbol throws a TypeError).
+    const number = +index
+    const integer = isNotANumber(number) ? 0 : number - (number % 1)
     const at = integer < 0 ? integer + this.length : integer
-    if (at < 0 || at >= this.length) return undefined
+    if (!(at >= 0 && at < this.length)) return undefined
     let chunk = 0
     while (this.#firsts[chunk + 1] <= at) chunk++
     return this.#view(chunk, at - this.#firsts[chunk])
@@ -79,65 +93,100 @@ class PackedResults {
     }
   }
 
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return `PackedResults { length: ${this.length}, byteLength: ${this.byteLength}, buffers: ${this.#chunks.length} }`
+  }
+
   #view(chunk, i) {
+    this.#check(chunk)
     const ends = this.#ends[chunk]
     const start = i === 0 ? 0 : ends[i - 1]
     const { buffer, offset } = this.#memory[chunk]
     return bufferFrom(buffer, offset + start, ends[i] - start)
   }
 
+  /** Throws unless chunk `chunk`'s memory is as it was made (not transferred or detached). */
+  #check(chunk) {
+    if (lengthOf(this.#chunks[chunk]) !== this.#memory[chunk].length) {
+      throw coded(new TypeError('zstd-pool: a PackedResults whose memory was transferred'), 'ERR_INVALID_STATE')
+    }
+  }
+
   static {
     isPacked = (value) => value !== null && typeof value === 'object' && #chunks in value
     sourceOf = (value) => value.#source()
+    viewsOf = (value) => {
+      const views = []
+      for (let chunk = 0; chunk < value.#chunks.length; chunk++) {
+        for (let i = 0; i < value.#ends[chunk].length; i++) views[views.length] = value.#view(chunk, i)
+      }
+      return views
+    }
   }
 
   #source() {
     const sizes = []
-    for (const ends of this.#ends) {
-      for (let i = 0; i < ends.length; i++) sizes.push(ends[i] - (i === 0 ? 0 : ends[i - 1]))
+    for (let chunk = 0; chunk < this.#ends.length; chunk++) {
+      const ends = this.#ends[chunk]
+      for (let i = 0; i < ends.length; i++) sizes[sizes.length] = ends[i] - (i === 0 ? 0 : ends[i - 1])
     }
-    return { sizes, group: (start, end, into) => this.#group(start, end, into) }
+    return { sizes, group: (start, end, into, copied) => this.#group(start, end, into, copied) }
   }
 
-  /** Results `start` to `end` end to end, as a batch's native call takes them: a view of their
-   * chunk when they are all in one, else a copy in memory from `into(total)`; and their lengths.
-   * The memory is read again here, where no code of the caller's can run before the native call
-   * copies it. */
-  #group(start, end, into) {
+  /** Which of chunk `chunk`'s results are among results `start` to `end`: `from` to `to` (past). */
+  #span(chunk, start, end) {
+    const first = this.#firsts[chunk]
+    const next = this.#firsts[chunk + 1]
+    return { from: max(start, first) - first, to: min(end, next) - first }
+  }
+
+  /** Results `start` to `end` end to end, as a batch's native call takes them, and their
+   * lengths: a view of their chunk when they are all in one and the native call that copies
+   * them follows at once, else a copy in memory from `into(total)` (`copied`: whether a copy is
+   * needed anyway, because code of the caller's can run before the native call). The memory is
+   * checked here, with nothing of the caller's to run before the native call (or the copy). */
+  #group(start, end, into, copied) {
     const lengths = new Uint32Array(end - start)
-    const parts = []
     let total = 0
+    let first = -1
+    let last = -1
     for (let chunk = 0; chunk < this.#chunks.length && this.#firsts[chunk] < end; chunk++) {
-      const first = this.#firsts[chunk]
-      const last = this.#firsts[chunk + 1]
-      if (last <= start) continue
+      if (this.#firsts[chunk + 1] <= start) continue
+      this.#check(chunk)
+      if (first < 0) first = chunk
+      last = chunk
       const ends = this.#ends[chunk]
-      const from = Math.max(start, first) - first
-      const to = Math.min(end, last) - first
-      const byteStart = from === 0 ? 0 : ends[from - 1]
-      for (let i = from; i < to; i++) lengths[first + i - start] = ends[i] - (i === 0 ? 0 : ends[i - 1])
-      parts.push(this.#bytes(chunk, byteStart, ends[to - 1] - byteStart))
-      total += ends[to - 1] - byteStart
+      const { from, to } = this.#span(chunk, start, end)
+      for (let i = from; i < to; i++) {
+        const length = ends[i] - (i === 0 ? 0 : ends[i - 1])
+        if (length > 0xffffffff) throw tooLarge(this.#firsts[chunk] + i, length)
+        lengths[this.#firsts[chunk] + i - start] = length
+        total += length
+      }
     }
-    if (parts.length === 1) return { joined: parts[0], lengths }
+    const bytesOf = (chunk) => {
+      const ends = this.#ends[chunk]
+      const { from, to } = this.#span(chunk, start, end)
+      const byteStart = from === 0 ? 0 : ends[from - 1]
+      const { buffer, offset } = this.#memory[chunk]
+      return new Uint8Array(buffer, offset + byteStart, ends[to - 1] - byteStart)
+    }
+    if (first === last && !copied) return { joined: bytesOf(first), lengths }
     const joined = into(total)
     let at = 0
-    for (const part of parts) {
+    for (let chunk = first; chunk <= last; chunk++) {
+      const part = bytesOf(chunk)
       apply(typedArraySet, joined, [part, at])
       at += lengthOf(part)
     }
     return { joined, lengths }
   }
+}
 
-  /** `length` bytes of chunk `chunk` from `start`: its memory must be as it was made. */
-  #bytes(chunk, start, length) {
-    const memory = this.#memory[chunk]
-    if (lengthOf(this.#chunks[chunk]) !== memory.length) {
-      throw invalidValue('inputs', 'a PackedResults whose memory was not transferred', this)
-    }
-    if (length === 0) return new Uint8Array(0)
-    return new Uint8Array(memory.buffer, memory.offset + start, length)
-  }
+/** What a batch says of an input larger than a batch's lengths can say (2^32 - 1 bytes). */
+function tooLarge(index, length) {
+  const message = `The input inputs[${index}] is ${length} bytes: a batch takes inputs of up to 4294967295 bytes; compress a larger one on its own`
+  return coded(new RangeError(message), 'ERR_OUT_OF_RANGE')
 }
 
 /** PackedResults over `chunks` (a Buffer per group) and `ends` (a Float64Array per group). */
@@ -152,4 +201,4 @@ function endsOf(bytes) {
   return ends
 }
 
-module.exports = { PackedResults, endsOf, isPacked, packed, sourceOf }
+module.exports = { PackedResults, endsOf, isPacked, packed, sourceOf, tooLarge, viewsOf }

@@ -245,6 +245,7 @@ pub fn failure_kind(failure: &Failure) -> String {
     | Failure::TrainingFailed { .. }
     | Failure::Napi(_)
     | Failure::Seekable(_)
+    | Failure::PackedTooLarge { .. }
     | Failure::Panicked => panic!("a decode failed with {failure:?}, which decoding never may"),
   }
 }

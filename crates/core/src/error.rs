@@ -16,6 +16,8 @@ pub enum Failure {
   Truncated,
   /// The decompressed data is, or declares itself, larger than `maxOutputLength`.
   OutputTooLarge { limit: usize, declared: Option<u64> },
+  /// A packed batch's group would hold more than the largest Buffer, `limit` bytes.
+  PackedTooLarge { limit: usize },
   /// A frame asks for a window larger than `windowLogMax` allows.
   WindowTooLarge { window: u64, window_log_max: u32 },
   /// An allocation of `bytes` failed; reported instead of aborting the process.
@@ -116,6 +118,14 @@ impl Failure {
       Failure::OutputTooLarge { limit, declared: None } => {
         (RangeError, "ERR_BUFFER_TOO_LARGE", format!("decompressed data exceeds maxOutputLength ({limit} bytes)"))
       }
+      Failure::PackedTooLarge { limit } => (
+        RangeError,
+        "ERR_BUFFER_TOO_LARGE",
+        format!(
+          "the results of a packed batch's group would exceed the largest Buffer ({limit} bytes): \
+           compressMany / decompressMany give each result a Buffer of its own"
+        ),
+      ),
       Failure::OutOfMemory { bytes } => (RangeError, "ERR_MEMORY_ALLOCATION_FAILED", format!("could not allocate {bytes} bytes")),
       Failure::NoContext => (RangeError, "ERR_MEMORY_ALLOCATION_FAILED", "could not allocate a zstd context".to_owned()),
       Failure::BadDictionary(why) => (Error, "ZSTD_error_dictionary_corrupted", format!("zstd: not a usable dictionary: {why}")),

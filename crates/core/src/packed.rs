@@ -22,15 +22,17 @@ pub struct Packed {
   ends: Vec<u8>,
   /// The first failure, and the index of its item in the group.
   failure: Option<(usize, Failure)>,
+  /// The most `data` may hold: the largest Buffer JavaScript can have.
+  max_bytes: usize,
 }
 
 impl Packed {
-  /// Room for where `count` results end.
-  pub fn new(count: usize) -> Result<Self, Failure> {
+  /// Room for where `count` results end, which together may take at most `max_bytes`.
+  pub fn new(count: usize, max_bytes: usize) -> Result<Self, Failure> {
     let bytes = count.saturating_mul(END_BYTES);
     let mut ends = Vec::new();
     ends.try_reserve_exact(bytes).map_err(|_| Failure::OutOfMemory { bytes })?;
-    Ok(Self { data: Vec::new(), ends, failure: None })
+    Ok(Self { data: Vec::new(), ends, failure: None, max_bytes })
   }
 
   /// The results end to end, and where each ends (see the field `ends`); or the first failure
@@ -48,7 +50,12 @@ impl Packed {
     }
   }
 
-  fn end_here(&mut self) {
+  /// Ends the result that `data` holds from `start`, unless the results then exceed `max_bytes`.
+  fn end_here(&mut self, start: usize) {
+    if self.data.len() > self.max_bytes {
+      self.data.truncate(start);
+      return self.fail(Failure::PackedTooLarge { limit: self.max_bytes });
+    }
     // `ends` has room for every item: this never allocates.
     self.ends.extend_from_slice(&(self.data.len() as f64).to_ne_bytes());
   }
@@ -76,7 +83,7 @@ impl Sink for Packed {
       _ => Ok(()),
     });
     match written {
-      Ok(()) => self.end_here(),
+      Ok(()) => self.end_here(start),
       Err(failure) => {
         self.data.truncate(start);
         self.fail(failure);
@@ -90,8 +97,9 @@ impl Sink for Packed {
         if self.data.try_reserve(bytes.len()).is_err() {
           return self.fail(Failure::OutOfMemory { bytes: self.data.len().saturating_add(bytes.len()) });
         }
+        let start = self.data.len();
         self.data.extend_from_slice(&bytes);
-        self.end_here();
+        self.end_here(start);
       }
       Err(failure) => self.fail(failure),
     }
@@ -106,7 +114,7 @@ mod tests {
 
   #[test]
   fn results_are_end_to_end_with_their_ends() {
-    let mut packed = Packed::new(4).expect("room");
+    let mut packed = Packed::new(4, usize::MAX).expect("room");
     packed.push(Ok(vec![1; 3]));
     packed.push_written(100, |cursor| cursor.write_all(&[2; 10]).map_err(|_| Failure::Truncated));
     packed.push(Ok(Vec::new()));
@@ -119,7 +127,7 @@ mod tests {
 
   #[test]
   fn the_first_failure_is_the_result_and_its_bytes_are_dropped() {
-    let mut packed = Packed::new(4).expect("room");
+    let mut packed = Packed::new(4, usize::MAX).expect("room");
     packed.push(Ok(vec![1; 3]));
     assert!(!packed.done());
     packed.push_written(100, |cursor| {
@@ -135,8 +143,16 @@ mod tests {
   }
 
   #[test]
+  fn results_past_the_largest_buffer_fail_with_their_index() {
+    let mut packed = Packed::new(3, 10).expect("room");
+    packed.push(Ok(vec![1; 6]));
+    packed.push(Ok(vec![2; 6]));
+    assert!(matches!(packed.finish(), Err((1, Failure::PackedTooLarge { limit: 10 }))));
+  }
+
+  #[test]
   fn a_codec_writing_past_its_room_fails_as_a_bug() {
-    let mut packed = Packed::new(1).expect("room");
+    let mut packed = Packed::new(1, usize::MAX).expect("room");
     packed.push_written(2, |cursor| cursor.write_all(&[2; 10]).map_err(|_| Failure::Truncated));
     assert!(matches!(packed.finish(), Err((0, Failure::Panicked))));
   }

@@ -145,9 +145,12 @@ enum Sunk {
 }
 
 impl Sunk {
-  fn new(form: BatchForm, count: usize) -> std::result::Result<Self, Failure> {
+  /// Room for `count` results in `form`; packed, at most `packed_limit` bytes of them (the
+  /// largest Buffer: `buffer.constants.MAX_LENGTH`).
+  fn new(form: BatchForm, count: usize, packed_limit: f64) -> std::result::Result<Self, Failure> {
     Ok(match form {
-      BatchForm::Packed => Sunk::Packed(Packed::new(count)?),
+      // A float past usize's range saturates; NaN is 0.
+      BatchForm::Packed => Sunk::Packed(Packed::new(count, packed_limit as usize)?),
       form => Sunk::Each { results: Results::new(count, SMALL_BELOW)?, share: matches!(form, BatchForm::Slabs) },
     })
   }
@@ -170,10 +173,10 @@ impl<C: ItemCall> Batch<C> {
     lengths: &[u32],
     prefix: Option<HeldPrefix>,
     call: C,
-    form: BatchForm,
+    (form, packed_limit): (BatchForm, f64),
   ) -> std::result::Result<Self, Failure> {
     let prefix = prefix.map(HeldPrefix::shared).transpose()?;
-    let results = Some(Sunk::new(form, lengths.len())?);
+    let results = Some(Sunk::new(form, lengths.len(), packed_limit)?);
     Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results })
   }
 
@@ -289,7 +292,8 @@ fn its_own(env: &Env, result: std::result::Result<Vec<u8>, Failure>) -> std::res
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
 /// the inputs large enough); a Promise of their results (see [`Sunk`]'s `into_js`). One copy
-/// of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as.
+/// of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as;
+/// `packed_limit`: the most bytes a packed group's results may take.
 #[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error | number>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
@@ -299,6 +303,7 @@ pub fn compress_batch(
   settings: &[i32],
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   form: BatchForm,
+  packed_limit: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let dictionary = dictionary_of(&reference);
@@ -308,7 +313,7 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, form)?, cancellation, micros)
+    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, (form, packed_limit))?, cancellation, micros)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -331,13 +336,14 @@ pub fn decompress_batch(
     Reference,
   >,
   form: BatchForm,
+  packed_limit: f64,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let queued = HeldPrefix::of(&reference).and_then(|prefix| {
     let dictionary = || prepared(dictionary_of(&reference));
     let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix.as_ref().map(HeldPrefix::bytes))?
       .with_set(set_of(&reference)?);
-    node::queue(&env, Batch::new(inputs, lengths, prefix, call, form)?, cancellation)
+    node::queue(&env, Batch::new(inputs, lengths, prefix, call, (form, packed_limit))?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))
 }

@@ -242,19 +242,19 @@ pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
 
 /// `bytes`, produced natively, handed to JavaScript as a Buffer without a copy: an external
 /// Buffer whose memory is freed when it is collected. For a packed batch's results, megabytes a
-/// group: copied, every byte of them would pass through the JavaScript thread once more. Where
-/// external buffers are refused (Electron), napi-rs copies them; under WASI, and when small
-/// (a copy is then cheaper than a finalizer), they go as [`result_bytes`] sends them.
-pub fn handed_over(env: &Env, bytes: Vec<u8>) -> Result<Js, Failure> {
-  if bytes.len() < HANDED_OVER_FROM || !RESULTS_IN_PLACE {
+/// group: copied, every byte of them would pass through the JavaScript thread once more. Every
+/// size alike (one finalizer per group costs little), so that every chunk of a batch can be
+/// transferred, or not, alike. Where external buffers are refused (Electron), napi-rs copies
+/// them; under WASI, and when empty, they go as [`result_bytes`] sends them.
+pub fn handed_over(env: &Env, mut bytes: Vec<u8>) -> Result<Js, Failure> {
+  if bytes.is_empty() || !RESULTS_IN_PLACE {
     return result_bytes(env, bytes);
   }
   let len = bytes.len();
+  // What the Buffer keeps alive is what it shows (a shrink in place, as glibc makes it).
+  bytes.shrink_to_fit();
   BufferSlice::from_data(env, bytes).map(|buffer| Js(buffer.raw())).map_err(|_| Failure::OutOfMemory { bytes: len })
 }
-
-/// Native results at least this large are handed over, not copied (see [`handed_over`]).
-const HANDED_OVER_FROM: usize = 64 << 10;
 
 /// Results at least this large are allocated by JavaScript (see [`result_bytes`]).
 pub const JS_ALLOCATES_FROM: usize = 64 << 20;
