@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 
 import {
   compressMany,
+  compressManyPacked,
   compressManySync,
   compressSync,
   Dictionary,
@@ -126,16 +127,18 @@ describe('compressMany and decompressMany', () => {
     const aborted = AbortSignal.abort()
     await expect(compressMany(messages, { signal: aborted })).rejects.toMatchObject({ name: 'AbortError' })
     await expect(decompressMany([], { signal: aborted })).rejects.toMatchObject({ name: 'AbortError' })
-    const controller = new AbortController()
-    const pending = compressMany(
-      Array.from({ length: 200 }, () => messages[5]),
-      { level: 19, signal: controller.signal },
-    )
-    controller.abort()
-    await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
-    // Groups already running stop before their next message.
-    for (let wait = 0; wait < 200 && poolStats().compressors.inUse > 0; wait++) await new Promise((r) => setTimeout(r, 10))
-    expect(poolStats().compressors.inUse).toBe(0)
+    for (const batch of [compressMany, compressManyPacked]) {
+      const controller = new AbortController()
+      const pending = batch(
+        Array.from({ length: 200 }, () => messages[5]),
+        { level: 19, signal: controller.signal },
+      )
+      controller.abort()
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
+      // Groups already running stop before their next message.
+      for (let wait = 0; wait < 200 && poolStats().compressors.inUse > 0; wait++) await new Promise((r) => setTimeout(r, 10))
+      expect(poolStats().compressors.inUse).toBe(0)
+    }
   })
 
   it('run nothing when a signal aborts, twice, while the call is being made', async () => {
