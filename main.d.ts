@@ -249,10 +249,10 @@ export declare function finalizeDictionarySync(content: Input, samples: readonly
 export type { ContextPoolStats, Pace, PoolStats }
 
 export interface PoolOptions {
-  /** How many idle contexts each pool keeps (and idle scratch buffers, `poolStats().scratch`), 0 to 1024. 0 turns pooling off (a new context per call). Default: `UV_THREADPOOL_SIZE` (4 unless set) + the number of CPUs. */
+  /** How many idle contexts each pool keeps (and idle scratch buffers, `poolStats().scratch`; four times that many packed batches' chunks, `poolStats().chunks`), 0 to 1024. 0 turns pooling off (a new context per call). Default: `UV_THREADPOOL_SIZE` (4 unless set) + the number of CPUs. */
   maxIdleContexts?: number
   /**
-   * How many bytes each pool's idle contexts may hold (the compressors', the decompressors' and the scratch buffers' each), an integer or
+   * How many bytes each pool's idle contexts may hold (the compressors', the decompressors' and the scratch buffers' each; four times that for the packed batches' chunks, `poolStats().chunks`), an integer or
    * `Infinity`. When a returned context would take the pool over it, the least recently used go first; a context larger
    * than the whole budget is freed on return. Default: 16 MiB (a level-3 context for payloads up to 64 KiB holds under
    * 1 MB, a level-19 context for 8 MiB 85 MB).

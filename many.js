@@ -45,22 +45,27 @@ function inputsOf(value) {
 
 /** Cuts the inputs, `sizes[i]` bytes each, into groups of neighbours: two about equal shares
  * for every lane (so that a group's results are delivered while the next group runs), and at
- * most GROUP_BYTES of input (or one larger input) per group. The index where each group ends. */
+ * most GROUP_BYTES of input (or one larger input) per group. A group ends where the inputs so far
+ * reach their share of the total, so the shares come out even, with no remainder left for a
+ * group of its own. The index where each group ends. */
 function groupEnds(sizes) {
   let total = 0
   for (const size of sizes) total += size
-  const share = Math.min(GROUP_BYTES, Math.max(1, Math.ceil(total / (2 * LANES))))
+  const shares = Math.max(2 * LANES, Math.ceil(total / GROUP_BYTES))
   const perGroup = Math.ceil(sizes.length / (2 * LANES))
   const ends = []
   let start = 0
   let bytes = 0
+  let before = 0
   for (let i = 0; i < sizes.length; i++) {
-    if (i > start && (bytes + sizes[i] > share || i - start >= perGroup)) {
+    const shareDone = total > 0 && before * shares >= (ends.length + 1) * total
+    if (i > start && (shareDone || bytes + sizes[i] > GROUP_BYTES || i - start >= perGroup)) {
       ends.push(i)
       start = i
       bytes = 0
     }
     bytes += sizes[i]
+    before += sizes[i]
   }
   ends.push(sizes.length)
   return ends

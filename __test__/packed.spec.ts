@@ -9,8 +9,9 @@ import {
   decompressManyPacked,
   decompressManySync,
   PackedResults,
+  poolStats,
 } from 'zstd-pool'
-import { corpus, skipWithoutZstdCli, zstdPiped } from './helpers'
+import { corpus, skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
 
 /** Messages of every size from nothing to 200 KiB, cut from the corpus. */
 const messages = corpus.flatMap(({ data }, file) =>
@@ -167,5 +168,28 @@ describe('compressManyPacked and decompressManyPacked', () => {
     }
     const frames = await compressManyPacked(contents, { signal } as any)
     expect([...(await decompressManyPacked(frames))]).toEqual(messages)
+  })
+
+  it.skipIf(wasi)("give each group's memory back to the chunk pool once its Buffer is collected", async () => {
+    const frames = await compressManyPacked(small)
+    const content = Buffer.concat(small)
+    const before = poolStats().chunks
+    let contents: PackedResults | undefined = await decompressManyPacked(frames)
+    const groups = contents.buffers.length
+    expect(groups).toBeGreaterThan(1)
+    expect(poolStats().chunks.inUse).toBeGreaterThanOrEqual(before.inUse + groups)
+    contents = undefined
+    // Collected, then finalized on a later turn of the event loop.
+    for (let turn = 0; turn < 20 && poolStats().chunks.inUse > before.inUse; turn++) {
+      globalThis.gc?.()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(poolStats().chunks.inUse).toBeLessThanOrEqual(before.inUse)
+    // The next batch fills the chunks given back; what it gives is its own.
+    const kept = await decompressManyPacked(frames)
+    expect(poolStats().chunks.reused - before.reused).toBeGreaterThan(0)
+    const again = await decompressManyPacked(frames)
+    expect(Buffer.concat(kept.buffers).equals(content)).toBe(true)
+    expect(Buffer.concat(again.buffers).equals(content)).toBe(true)
   })
 })

@@ -1,5 +1,6 @@
-//! Allocations that fail with a coded [`Failure`] instead of aborting the process, and the pool
-//! of scratch buffers that results are made in before they are copied into JavaScript's memory.
+//! Allocations that fail with a coded [`Failure`] instead of aborting the process; the pool of
+//! scratch buffers that results are made in before they are copied into JavaScript's memory; and
+//! the pool of chunks, the memory packed batches hand to JavaScript and get back when collected.
 
 use once_cell::sync::Lazy;
 
@@ -64,4 +65,29 @@ pub fn scratch(len: usize) -> Result<Scratch, Failure> {
   lease.try_reserve_exact(len).map_err(|_| Failure::OutOfMemory { bytes: len })?;
   lease.measure();
   Ok(lease)
+}
+
+/// The memory of packed batches' results (`crate::packed`), handed to JavaScript without a copy
+/// and taken back when JavaScript collects it (the addon gives its Buffers a finalizer that gives
+/// the chunk back here). Fresh memory for every group had the threads that fill it fault in its
+/// pages, group after group. Bounded and freed when idle as the other pools are, with
+/// [`CHUNK_BOUNDS_SCALE`] times their bounds (`configurePool` scales its own the same way).
+pub static CHUNKS: Lazy<ContextPool<Vec<u8>>> = Lazy::new(|| {
+  sweep::register(&CHUNKS);
+  ContextPool::new(default_max_idle() * CHUNK_BOUNDS_SCALE, DEFAULT_MAX_IDLE_BYTES * CHUNK_BOUNDS_SCALE)
+});
+
+/// How many times the other pools' bounds the chunk pool's are. Chunks come back in bursts, a
+/// garbage collection's worth of batches at once, and a batch of 10,000 results of 1 KiB alone
+/// fills four chunks and 10 MB. In a loop of such batches (docs/performance.md), the other pools'
+/// bounds kept a fifth of the chunks, and the threads filling the rest faulted in their pages;
+/// four times them kept nine in ten and saved about 15% of the threads' time.
+pub const CHUNK_BOUNDS_SCALE: usize = 4;
+
+/// A chunk on loan: dropped or given back, it returns to [`CHUNKS`] (cleared before its next use).
+pub type Chunk = Lease<Vec<u8>, &'static ContextPool<Vec<u8>>>;
+
+/// A chunk, empty, with whatever room its last use left it.
+pub fn chunk() -> Result<Chunk, Failure> {
+  CHUNKS.take()
 }

@@ -3,20 +3,27 @@
 //! `multi_*_to_buffer` returns them. JavaScript gets one Buffer per group and views of it made
 //! when asked for, so a batch costs the JavaScript thread one copy per group, not an ArrayBuffer
 //! (or a view) per result. A packed batch succeeds whole or fails: the group stops at its first
-//! failure, which is the result.
+//! failure, which is the result. The results are written into a pooled chunk (see the chunk pool
+//! in `memory.rs`), which JavaScript gives back when it collects the group's Buffer.
 
 use std::io::Cursor;
 
 use crate::batch::Sink;
 use crate::error::Failure;
+use crate::memory::{chunk, Chunk};
 
 /// The bytes of one end.
 const END_BYTES: usize = 8;
 
+/// A chunk with more room than this past its results is shrunk to them when the group ends (in
+/// place, as the allocator shrinks large blocks): a small group's Buffer must not keep a large
+/// chunk alive (V8 sees only the Buffer's length), and the pool's byte bound holds more chunks
+/// without the room their growth doubled.
+const SLACK_BYTES: usize = 64 << 10;
+
 /// A group's results, end to end.
-#[derive(Default)]
 pub struct Packed {
-  data: Vec<u8>,
+  data: Chunk,
   /// Where each result ends in `data`, an `f64` each in native byte order (JavaScript views them
   /// through a `Float64Array`): exact up to 2^53, past any size a Buffer can have.
   ends: Vec<u8>,
@@ -32,16 +39,21 @@ impl Packed {
     let bytes = count.saturating_mul(END_BYTES);
     let mut ends = Vec::new();
     ends.try_reserve_exact(bytes).map_err(|_| Failure::OutOfMemory { bytes })?;
-    Ok(Self { data: Vec::new(), ends, failure: None, max_bytes })
+    Ok(Self { data: chunk()?, ends, failure: None, max_bytes })
   }
 
   /// The results end to end, and where each ends (see the field `ends`); or the first failure
   /// and its item's index.
-  pub fn finish(self) -> Result<(Vec<u8>, Vec<u8>), (usize, Failure)> {
-    match self.failure {
-      Some(failure) => Err(failure),
-      None => Ok((self.data, self.ends)),
+  pub fn finish(mut self) -> Result<(Chunk, Vec<u8>), (usize, Failure)> {
+    if let Some(failure) = self.failure {
+      return Err(failure);
     }
+    let len = self.data.len();
+    if self.data.capacity() - len > SLACK_BYTES {
+      self.data.shrink_to_fit();
+    }
+    self.data.measure();
+    Ok((self.data, self.ends))
   }
 
   fn fail(&mut self, failure: Failure) {
@@ -75,7 +87,7 @@ impl Sink for Packed {
     if self.data.try_reserve(room).is_err() {
       return self.fail(Failure::OutOfMemory { bytes: start.saturating_add(room) });
     }
-    let mut cursor = Cursor::new(&mut self.data);
+    let mut cursor = Cursor::new(&mut *self.data);
     cursor.set_position(start as u64);
     let written = write(&mut cursor).and_then(|()| match self.data.len() - start {
       // A codec writes no more than the room it was promised: a bug otherwise, failed as one.
@@ -120,7 +132,7 @@ mod tests {
     packed.push(Ok(Vec::new()));
     packed.push_written(5, |_| Ok(()));
     let Ok((data, ends)) = packed.finish() else { panic!("no failure") };
-    assert_eq!(data, [[1; 3].as_slice(), &[2; 10]].concat());
+    assert_eq!(*data, [[1; 3].as_slice(), &[2; 10]].concat());
     let ends: Vec<f64> = ends.chunks_exact(8).map(|bytes| f64::from_ne_bytes(bytes.try_into().expect("8 bytes"))).collect();
     assert_eq!(ends, [3.0, 13.0, 13.0, 13.0]);
   }
@@ -148,6 +160,15 @@ mod tests {
     packed.push(Ok(vec![1; 6]));
     packed.push(Ok(vec![2; 6]));
     assert!(matches!(packed.finish(), Err((1, Failure::PackedTooLarge { limit: 10 }))));
+  }
+
+  #[test]
+  fn a_chunk_far_larger_than_its_results_is_shrunk_to_them() {
+    let mut packed = Packed::new(1, usize::MAX).expect("room");
+    packed.push_written(1 << 20, |cursor| cursor.write_all(&[3; 10]).map_err(|_| Failure::Truncated));
+    let Ok((data, _)) = packed.finish() else { panic!("no failure") };
+    assert_eq!(*data, [3; 10]);
+    assert!(data.capacity() <= SLACK_BYTES, "{} bytes kept for 10", data.capacity());
   }
 
   #[test]

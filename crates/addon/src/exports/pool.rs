@@ -1,7 +1,7 @@
 //! The context pools' settings and counters: `poolStats` and `configurePool`.
 
 use napi_derive::napi;
-use zstd_pool_core::memory::SCRATCH;
+use zstd_pool_core::memory::{CHUNKS, CHUNK_BOUNDS_SCALE, SCRATCH};
 use zstd_pool_core::mt;
 use zstd_pool_core::pool::{PoolCounters, COMPRESSORS, DECOMPRESSORS};
 use zstd_pool_core::schedule::{self, Work};
@@ -72,6 +72,10 @@ pub struct PoolStats {
   /// and what async decompressions of a declared size decode), pooled as contexts are (the same
   /// bounds).
   pub scratch: ContextPoolStats,
+  /// The memory packed batches (`compressManyPacked`, `decompressManyPacked`) hand their results
+  /// over in, one chunk per group, taken back when JavaScript collects the chunk's Buffer:
+  /// `inUse` counts those not collected yet. Four times the bounds of the others.
+  pub chunks: ContextPoolStats,
   /// How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
   /// contexts stay.
   pub idle_timeout_ms: f64,
@@ -97,6 +101,7 @@ pub fn pool_stats() -> PoolStats {
     decompressors: DECOMPRESSORS.counters().into(),
     multithreaded: mt::CACHE.counters().into(),
     scratch: SCRATCH.counters().into(),
+    chunks: CHUNKS.counters().into(),
     idle_timeout_ms: if timeout == sweep::NEVER { f64::INFINITY } else { timeout as f64 },
     pace: Pace { compress: schedule::pace(Work::Compress), decompress: schedule::pace(Work::Decompress) },
   }
@@ -118,6 +123,8 @@ pub fn configure_pool(
   COMPRESSORS.set_bounds(max_idle, max_idle_bytes);
   DECOMPRESSORS.set_bounds(max_idle, max_idle_bytes);
   SCRATCH.set_bounds(max_idle, max_idle_bytes);
+  let scaled = |bound: usize| bound.saturating_mul(CHUNK_BOUNDS_SCALE);
+  CHUNKS.set_bounds(max_idle.map(scaled), max_idle_bytes.map(scaled));
   if let Some(max_idle) = max_idle_multithreaded_contexts {
     mt::CACHE.set_max_idle(max_idle.min(MAX_IDLE_MULTITHREADED) as usize);
   }

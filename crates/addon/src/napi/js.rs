@@ -17,7 +17,7 @@ use napi_derive::napi;
 use zstd::zstd_safe::WriteBuf;
 
 use zstd_pool_core::error::{ErrorClass, Failure};
-use zstd_pool_core::memory::{try_vec, Scratch};
+use zstd_pool_core::memory::{try_vec, Chunk, Scratch};
 
 /// Whether native code can write a Buffer's memory in place. Under WASI (emnapi) a Buffer's
 /// memory lives outside the module's, and what the module writes through a pointer does not
@@ -240,20 +240,24 @@ pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
   Ok(Js(value))
 }
 
-/// `bytes`, produced natively, handed to JavaScript as a Buffer without a copy: an external
-/// Buffer whose memory is freed when it is collected. For a packed batch's results, megabytes a
-/// group: copied, every byte of them would pass through the JavaScript thread once more. Every
-/// size alike (one finalizer per group costs little), so that every chunk of a batch can be
-/// transferred, or not, alike. Where external buffers are refused (Electron), napi-rs copies
-/// them; under WASI, and when empty, they go as [`result_bytes`] sends them.
-pub fn handed_over(env: &Env, mut bytes: Vec<u8>) -> Result<Js, Failure> {
-  if bytes.is_empty() || !RESULTS_IN_PLACE {
-    return result_bytes(env, bytes);
+/// A packed batch's chunk (see the core's `packed.rs`), handed to JavaScript as a Buffer without a
+/// copy: an external Buffer whose finalizer gives the chunk back to its pool once JavaScript has
+/// collected it, so the next groups fill memory whose pages are already in (see the chunk pool in
+/// the core's `memory.rs`). Copied, megabytes a group would pass through the JavaScript thread
+/// once more. Every size alike (one finalizer per group costs little), so that every chunk of a
+/// batch can be transferred, or not, alike. Where external buffers are refused (Electron), napi-rs
+/// copies the bytes and gives the chunk back at once; under WASI, and when empty, the bytes go as
+/// [`result_bytes`] sends them.
+pub fn handed_over(env: &Env, mut chunk: Chunk) -> Result<Js, Failure> {
+  if chunk.is_empty() || !RESULTS_IN_PLACE {
+    return result_bytes(env, std::mem::take(&mut *chunk));
   }
-  let len = bytes.len();
-  // What the Buffer keeps alive is what it shows (a shrink in place, as glibc makes it).
-  bytes.shrink_to_fit();
-  BufferSlice::from_data(env, bytes).map(|buffer| Js(buffer.raw())).map_err(|_| Failure::OutOfMemory { bytes: len })
+  let (data, len) = (chunk.as_mut_ptr(), chunk.len());
+  // SAFETY: `data` points at the `len` bytes the chunk holds, which stay where they are, unread
+  // and unwritten by native code, until the finalizer runs (moving the chunk moves its `Vec`, not
+  // the bytes); V8 runs it once, after the last view of them is gone, on this thread.
+  let buffer = unsafe { BufferSlice::from_external(env, data, len, chunk, |_env, chunk: Chunk| chunk.give_back()) };
+  buffer.map(|buffer| Js(buffer.raw())).map_err(|_| Failure::OutOfMemory { bytes: len })
 }
 
 /// Results at least this large are allocated by JavaScript (see [`result_bytes`]).

@@ -297,16 +297,7 @@ unsafe extern "C" fn complete_item<W: AsyncWork>(env: sys::napi_env, status: sys
 /// exception is pending.
 fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) {
   let failure = match result {
-    Ok(value) if !exception_pending(env) => {
-      // Reactions run later, as microtasks; but resolving reads the value's `then`, which can be
-      // a getter. One that throws rejects this Promise with its error, and Node 20 leaves that
-      // error pending too: cleared, so that it is not taken for the next call's (which settles
-      // next when many settle together) or reported as uncaught.
-      // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it).
-      unsafe { sys::napi_resolve_deferred(env.raw(), deferred, value.raw()) };
-      take_exception(env);
-      return;
-    }
+    Ok(value) if !exception_pending(env) => return settle_with(env, deferred, true, value.raw()),
     Ok(_) => Failure::Napi("napi_resolve_deferred"),
     Err(failure) => failure,
   };
@@ -314,8 +305,25 @@ fn settle(env: &Env, deferred: sys::napi_deferred, result: Result<Js, Failure>) 
     .or_else(|| error_value(env, &failure))
     .or_else(|| take_exception(env))
     .unwrap_or_else(|| string(env, &failure.shape().message));
-  // SAFETY: as above; no exception is pending (any was taken just above).
-  unsafe { sys::napi_reject_deferred(env.raw(), deferred, error) };
+  settle_with(env, deferred, false, error);
+}
+
+/// Resolves `deferred` with `value`, or rejects it with it; no exception may be pending.
+fn settle_with(env: &Env, deferred: sys::napi_deferred, resolve: bool, value: sys::napi_value) {
+  // SAFETY: on the JavaScript thread; `deferred` is settled once (this frees it); no exception is
+  // pending (`settle` took any).
+  unsafe {
+    if resolve {
+      sys::napi_resolve_deferred(env.raw(), deferred, value)
+    } else {
+      sys::napi_reject_deferred(env.raw(), deferred, value)
+    }
+  };
+  // Reactions run later, as microtasks; but resolving reads the value's `then`, which can be a
+  // getter. One that throws rejects this Promise with its error, and Node 20 leaves that error
+  // pending too: cleared, so that it is not taken for the next call's (which settles next when
+  // many settle together) or reported as uncaught.
+  take_exception(env);
 }
 
 /// Whether JavaScript can run on `env`'s thread now: not while its environment is torn down.
