@@ -357,6 +357,7 @@ export interface Schedule {
   maxBurstInlineMicrosWithLanes: number
   maxBurstInlineMicros: number
   maxInlineShareMs: number
+  shareBurstAfterMs: number
   batchGroupBytes: number
 }
 

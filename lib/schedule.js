@@ -10,8 +10,10 @@
 // settles at once. Two limits keep that from hurting. Calls issued in a burst (no microtask
 // checkpoint since the last one ran on the spot) go to the threadpool unless tiny, where small
 // calls share a few long-lived work items (crates/addon/src/napi/lanes.rs), one per core, so that
-// the round trip is not paid per call and every core works; where there are no lanes (the
-// WebAssembly build) or one core, calls in a burst run on the spot while tiny. And once
+// the round trip is not paid per call and every core works; a burst that goes on long enough
+// sends its tiny calls there too, the JavaScript thread helping while the lanes are backed up;
+// where there are no lanes (the WebAssembly build) or one core, calls in a burst run on the spot
+// while tiny. And once
 // `maxInlineShareMs` have passed since the first async call in this turn of the event loop, a call
 // that would run on the spot waits for the loop to turn and runs then (`waitTurn`), which lets
 // timers and I/O in for a few µs where the threadpool's trip costs more than the call (a burst
@@ -27,6 +29,7 @@ const {
   maxBurstInlineMicrosWithLanes,
   maxBurstInlineMicros,
   maxInlineShareMs: MAX_INLINE_SHARE_MS,
+  shareBurstAfterMs: SHARE_BURST_AFTER_MS,
   batchGroupBytes: GROUP_BYTES,
 } = capabilities.schedule
 
@@ -36,6 +39,9 @@ const SYNC = Number.POSITIVE_INFINITY
 const LANES_TAKE_BURSTS = capabilities.lanes && parallelism > 1
 /** The most a call issued in a burst runs on the spot. */
 const MAX_BURST_INLINE_MICROS = LANES_TAKE_BURSTS ? maxBurstInlineMicrosWithLanes : maxBurstInlineMicros
+/** What a call in a long burst may run on the spot (see `inlineMicros`): nothing, but native code
+ * still runs it there to help lanes that are backed up (any budget above 0 lets it). */
+const ONLY_TO_HELP = Number.MIN_VALUE
 
 /** Batches (many.js): groups run at once, as many as the threadpool has threads with a core to
  * run on. */
@@ -44,18 +50,22 @@ const LANES = Math.max(1, Math.min(threadpoolSize, parallelism))
 const settledPromise = Promise.resolve()
 let turnStart = -1
 let inBurst = false
+let burstStart = 0
 
 /** How many microseconds an async call made now may run on the spot; negated once the turn's
  * share is spent, for a call that would fit to wait for the next turn (native code then returns
- * false: see `waitTurn`). Call it before the views of the input are taken: it schedules the end
- * of the turn (setImmediate, which async_hooks hooks see). */
+ * false: see `waitTurn`). In a burst that has gone on for SHARE_BURST_AFTER_MS, with lanes, only
+ * to help them. Call it before the views of the input are taken: it schedules the end of the
+ * turn (setImmediate, which async_hooks hooks see). */
 function inlineMicros() {
   const micros = inBurst ? MAX_BURST_INLINE_MICROS : MAX_INLINE_MICROS
   if (turnStart < 0) {
     turnStart = now()
     afterTurn(endTurn)
-  } else if (now() - turnStart >= MAX_INLINE_SHARE_MS) {
-    return inBurst && LANES_TAKE_BURSTS ? 0 : -micros
+  } else {
+    const at = now()
+    if (at - turnStart >= MAX_INLINE_SHARE_MS) return inBurst && LANES_TAKE_BURSTS ? 0 : -micros
+    if (inBurst && LANES_TAKE_BURSTS && at - burstStart >= SHARE_BURST_AFTER_MS) return ONLY_TO_HELP
   }
   return micros
 }
@@ -82,6 +92,7 @@ function settled(value) {
 function inTheBurst() {
   if (!inBurst) {
     inBurst = true
+    burstStart = now()
     settledPromise.then(endBurst)
   }
 }

@@ -37,6 +37,15 @@ pub const MAX_BURST_INLINE_MICROS: f64 = 12.0;
 /// 16 calls in flight of 1 KiB compression from 1.35x to about 2x the best peer).
 pub const HELP_BELOW_MICROS: f64 = 12.0;
 
+/// In a burst with lanes, once the burst has gone on this long (from its first call that ran on
+/// the spot), its tiny calls go to the lanes too, the JavaScript thread running one on the spot
+/// only to help when they are backed up (see `HELP_BELOW_MICROS`): a long burst then has every
+/// core working, where on the spot it had one. A shorter burst stays on the spot, since the lanes'
+/// wake and settle cost tens of microseconds (`LANE_SETTLE_AFTER`), more than its calls. With 64
+/// decompressions in flight, `bench:compare` measured 0.90-0.97 times the time per call at 1 KiB
+/// and 0.82 at 2 KiB; 16 in flight were as before (Node 26, 2-core VM, 2026-12-03).
+pub const SHARE_BURST_AFTER_MS: f64 = 0.1;
+
 /// The share of one turn of the event loop that inline calls may take, in milliseconds: past
 /// it, calls take the threadpool until the loop turns, so that a loop of awaited calls lets
 /// timers and I/O in (commit e7aa252; a long await loop of tiny calls then delays timers by at

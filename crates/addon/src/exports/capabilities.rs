@@ -48,6 +48,7 @@ pub struct Schedule {
   pub max_burst_inline_micros_with_lanes: f64,
   pub max_burst_inline_micros: f64,
   pub max_inline_share_ms: f64,
+  pub share_burst_after_ms: f64,
   pub batch_group_bytes: u32,
 }
 
@@ -85,6 +86,7 @@ pub fn capabilities() -> Capabilities {
       max_burst_inline_micros_with_lanes: schedule::MAX_BURST_INLINE_MICROS_WITH_LANES,
       max_burst_inline_micros: schedule::MAX_BURST_INLINE_MICROS,
       max_inline_share_ms: schedule::MAX_INLINE_SHARE_MS,
+      share_burst_after_ms: schedule::SHARE_BURST_AFTER_MS,
       batch_group_bytes: schedule::BATCH_GROUP_BYTES,
     },
   }
