@@ -154,8 +154,16 @@ export declare const enum BatchForm {
   Own = 0,
   /** Each result, the small ones carved from slabs (see [`slabs`]). */
   Slabs = 1,
-  /** All results end to end in one Buffer, with where each ends; or the first failure. */
+  /**
+   * All results end to end in one Buffer, with where each ends; or the first failure. The
+   * Buffer is the group's chunk itself, handed over (see `handed_over`).
+   */
   Packed = 2,
+  /**
+   * As `Packed`, the chunk copied into a Buffer of JavaScript's own: on worker threads (see
+   * `externalMemory` in `lib/platform.js`).
+   */
+  PackedCopied = 3,
 }
 
 export declare function capabilities(): Capabilities
@@ -333,7 +341,8 @@ export interface PoolStats {
   /**
    * The memory packed batches (`compressManyPacked`, `decompressManyPacked`) hand their results
    * over in, one chunk per group, taken back when JavaScript collects the chunk's Buffer:
-   * `inUse` counts those not collected yet. Four times the bounds of the others.
+   * `inUse` counts those not collected yet. Four times the bounds of the others (at most 1024
+   * chunks).
    */
   chunks: ContextPoolStats
   /**

@@ -249,7 +249,7 @@ export declare function finalizeDictionarySync(content: Input, samples: readonly
 export type { ContextPoolStats, Pace, PoolStats }
 
 export interface PoolOptions {
-  /** How many idle contexts each pool keeps (and idle scratch buffers, `poolStats().scratch`; four times that many packed batches' chunks, `poolStats().chunks`), 0 to 1024. 0 turns pooling off (a new context per call). Default: `UV_THREADPOOL_SIZE` (4 unless set) + the number of CPUs. */
+  /** How many idle contexts each pool keeps (and idle scratch buffers, `poolStats().scratch`; four times that many packed batches' chunks, `poolStats().chunks`, up to 1024), 0 to 1024. 0 turns pooling off (a new context per call). Default: `UV_THREADPOOL_SIZE` (4 unless set) + the number of CPUs. */
   maxIdleContexts?: number
   /**
    * How many bytes each pool's idle contexts may hold (the compressors', the decompressors' and the scratch buffers' each; four times that for the packed batches' chunks, `poolStats().chunks`), an integer or

@@ -14,7 +14,7 @@ const { cancellable } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions, referenceOf } = require('./lib/options.js')
 const { PackedResults, endsOf, isPacked, packed, sourceOf: packedSource, tooLarge, viewsOf } = require('./lib/packed.js')
-const { MAX_LENGTH, allocUnsafeSlow, everySecond, types } = require('#platform')
+const { MAX_LENGTH, allocUnsafeSlow, everySecond, externalMemory, types } = require('#platform')
 const { isNativeError, isUint8Array } = types
 const { bytes, lengthOf, typedArrayGetters, typedArraySet } = require('./lib/primordials.js')
 const { batchResults, resultOf, slabsFor } = require('./lib/results.js')
@@ -22,6 +22,9 @@ const { GROUP_BYTES, LANES } = require('./lib/schedule.js')
 
 const { apply } = Reflect
 const { BatchForm } = binding
+/** What packed groups come back as: their chunks themselves, where that is safe (see
+ * `externalMemory`), else copies. */
+const PACKED = externalMemory ? BatchForm.Packed : BatchForm.PackedCopied
 /** The most items an Array holds. */
 const MAX_ARRAY_LENGTH = 2 ** 32 - 1
 
@@ -46,23 +49,26 @@ function inputsOf(value) {
 /** Cuts the inputs, `sizes[i]` bytes each, into groups of neighbours: two about equal shares
  * for every lane (so that a group's results are delivered while the next group runs), and at
  * most GROUP_BYTES of input (or one larger input) per group. A group ends where the inputs so far
- * reach their share of the total, so the shares come out even, with no remainder left for a
- * group of its own. The index where each group ends. */
+ * pass into the next share of the total bytes, so the shares come out even, with no remainder
+ * left for a group of its own (and an input that spans several shares ends one group, not
+ * several); inputs that are all empty are shared out by count. The index where each group ends. */
 function groupEnds(sizes) {
   let total = 0
   for (const size of sizes) total += size
   const shares = Math.max(2 * LANES, Math.ceil(total / GROUP_BYTES))
-  const perGroup = Math.ceil(sizes.length / (2 * LANES))
+  const perGroup = total > 0 ? Number.POSITIVE_INFINITY : Math.ceil(sizes.length / (2 * LANES))
+  const shareOf = (bytes) => (total > 0 ? Math.floor((bytes * shares) / total) : 0)
   const ends = []
   let start = 0
   let bytes = 0
   let before = 0
+  let startShare = 0
   for (let i = 0; i < sizes.length; i++) {
-    const shareDone = total > 0 && before * shares >= (ends.length + 1) * total
-    if (i > start && (shareDone || bytes + sizes[i] > GROUP_BYTES || i - start >= perGroup)) {
+    if (i > start && (shareOf(before) > startShare || bytes + sizes[i] > GROUP_BYTES || i - start >= perGroup)) {
       ends.push(i)
       start = i
       bytes = 0
+      startShare = shareOf(before)
     }
     bytes += sizes[i]
     before += sizes[i]
@@ -187,9 +193,7 @@ function runGroups(inputs, settings, run, packedForm) {
   }
   const ends = groupEnds(sizes)
   const starts = [0, ...ends.slice(0, -1)]
-  const forms = ends.map((end, i) =>
-    packedForm ? BatchForm.Packed : slabsFor(end - starts[i]) ? BatchForm.Slabs : BatchForm.Own,
-  )
+  const forms = ends.map((end, i) => (packedForm ? PACKED : slabsFor(end - starts[i]) ? BatchForm.Slabs : BatchForm.Own))
   const start = (i, copy, cancellation) =>
     run(copy.joined, copy.lengths, referenceOf(settings), forms[i], MAX_LENGTH, cancellation)
   const gather = (pending) => {

@@ -1,3 +1,6 @@
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+
 import { describe, expect, it } from 'vitest'
 
 import {
@@ -192,4 +195,33 @@ describe('compressManyPacked and decompressManyPacked', () => {
     expect(Buffer.concat(kept.buffers).equals(content)).toBe(true)
     expect(Buffer.concat(again.buffers).equals(content)).toBe(true)
   })
+
+  it.skipIf(!('transfer' in ArrayBuffer.prototype))(
+    "keep a worker's results intact on the thread they were moved to after the worker ends",
+    async () => {
+      // Node 26 lets a worker move a result's memory to another thread (transfer(), then
+      // postMessage), and frees (or gives back) the worker's external memory when it ends: so a
+      // worker's results are Buffers of its own, never chunks handed over.
+      const main = fileURLToPath(new URL('../main.js', import.meta.url))
+      const code = `
+        const { parentPort } = require('node:worker_threads')
+        const { compressSync, decompressManyPacked } = require(${JSON.stringify(main)})
+        const frames = Array.from({ length: 64 }, () => compressSync(Buffer.alloc(1024, 0x41)))
+        decompressManyPacked(frames).then((contents) => {
+          const memory = contents.buffers[0].buffer.transfer()
+          parentPort.postMessage(memory, [memory])
+        })`
+      const worker = new Worker(code, { eval: true })
+      const memory: ArrayBuffer = await new Promise((resolve, reject) => {
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      })
+      await new Promise((resolve) => worker.once('exit', resolve))
+      const view = new Uint8Array(memory)
+      expect(view.length).toBeGreaterThanOrEqual(1024)
+      // Other batches take what the pool holds.
+      await decompressManyPacked(Array.from({ length: 64 }, () => compressSync(Buffer.alloc(1024, 0x42))))
+      expect(view.every((byte) => byte === 0x41)).toBe(true)
+    },
+  )
 })

@@ -124,6 +124,8 @@ module.exports = {
   afterTurn,
   nextTurn,
   allocUnsafeSlow,
+  // Native memory is copied out of the module's in a browser anyway.
+  externalMemory: false,
   loadBinding,
   // Nothing in a browser detaches results: none share a slab.
   markAsUntransferable: () => {},

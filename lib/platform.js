@@ -9,7 +9,7 @@ const events = require('node:events')
 const os = require('node:os')
 const { Transform } = require('node:stream')
 const { types } = require('node:util')
-const { markAsUntransferable } = require('node:worker_threads')
+const { isMainThread, markAsUntransferable } = require('node:worker_threads')
 
 const { coded } = require('./errors.js')
 
@@ -110,12 +110,20 @@ function slabsShareable() {
   }
 }
 
+/** Whether native memory may be handed to this thread's JavaScript as external Buffers (packed
+ * batches' chunks, given back to native code when collected): on the main thread only. When a
+ * worker's environment ends, Node frees its external memory, or gives it back, even where
+ * `ArrayBuffer.prototype.transfer()` has moved it to another thread meanwhile (Node 26), which
+ * then reads memory freed or filled with other results. The main thread's ends with the process. */
+const externalMemory = isMainThread
+
 module.exports = {
   INPUT_TYPES,
   MAX_LENGTH,
   addAbortListener,
   afterTurn,
   everySecond,
+  externalMemory,
   nextTurn,
   allocUnsafeSlow,
   bufferFrom,

@@ -134,14 +134,18 @@ pub enum BatchForm {
   Own,
   /// Each result, the small ones carved from slabs (see [`slabs`]).
   Slabs,
-  /// All results end to end in one Buffer, with where each ends; or the first failure.
+  /// All results end to end in one Buffer, with where each ends; or the first failure. The
+  /// Buffer is the group's chunk itself, handed over (see `handed_over`).
   Packed,
+  /// As `Packed`, the chunk copied into a Buffer of JavaScript's own: on worker threads (see
+  /// `externalMemory` in `lib/platform.js`).
+  PackedCopied,
 }
 
 /// A group's results as the work makes them, for the form they come back as.
 enum Sunk {
   Each { results: Results, share: bool },
-  Packed(Packed),
+  Packed { packed: Packed, copied: bool },
 }
 
 impl Sunk {
@@ -150,7 +154,9 @@ impl Sunk {
   fn new(form: BatchForm, count: usize, packed_limit: f64) -> std::result::Result<Self, Failure> {
     Ok(match form {
       // A float past usize's range saturates; NaN is 0.
-      BatchForm::Packed => Sunk::Packed(Packed::new(count, packed_limit as usize)?),
+      BatchForm::Packed | BatchForm::PackedCopied => {
+        Sunk::Packed { packed: Packed::new(count, packed_limit as usize)?, copied: matches!(form, BatchForm::PackedCopied) }
+      }
       form => Sunk::Each { results: Results::new(count, SMALL_BELOW)?, share: matches!(form, BatchForm::Slabs) },
     })
   }
@@ -215,7 +221,7 @@ impl<C: ItemCall> node::Job for Batch<C> {
     let mut results = self.results.take().ok_or(Failure::Panicked)?;
     match &mut results {
       Sunk::Each { results, .. } => self.run_all(results, stop),
-      Sunk::Packed(packed) => self.run_all(packed, stop),
+      Sunk::Packed { packed, .. } => self.run_all(packed, stop),
     }
     self.items.give_back();
     Ok(results)
@@ -227,17 +233,17 @@ impl node::IntoJs for Sunk {
     match self {
       Sunk::Each { results, share: true } => slabs(env, results),
       Sunk::Each { results, share: false } => each_its_own(env, results),
-      Sunk::Packed(packed) => packed_js(env, packed),
+      Sunk::Packed { packed, copied } => packed_js(env, packed, copied),
     }
   }
 }
 
-/// A packed group's results: `[data, ends]`, a Buffer of the results end to end and one of where
-/// each ends (an `f64` each, for a `Float64Array`); or `[error, index]`, its first failure and
-/// the index of that item in the group.
-fn packed_js(env: &Env, packed: Packed) -> std::result::Result<Js, Failure> {
+/// A packed group's results: `[data, ends]`, a Buffer of the results end to end (the chunk
+/// handed over, or `copied`) and one of where each ends (an `f64` each, for a `Float64Array`);
+/// or `[error, index]`, its first failure and the index of that item in the group.
+fn packed_js(env: &Env, packed: Packed, copied: bool) -> std::result::Result<Js, Failure> {
   let pair = match packed.finish() {
-    Ok((data, ends)) => [node::handed_over(env, data)?, node::result_bytes(env, ends)?],
+    Ok((data, ends)) => [node::handed_over(env, data, !copied)?, node::result_bytes(env, ends)?],
     Err((index, failure)) => {
       let index = u32::try_from(index).map_err(|_| Failure::Napi("a batch index"))?;
       [its_own(env, Err(failure))?, Js::number(env, index)?]

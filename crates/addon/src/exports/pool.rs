@@ -74,7 +74,8 @@ pub struct PoolStats {
   pub scratch: ContextPoolStats,
   /// The memory packed batches (`compressManyPacked`, `decompressManyPacked`) hand their results
   /// over in, one chunk per group, taken back when JavaScript collects the chunk's Buffer:
-  /// `inUse` counts those not collected yet. Four times the bounds of the others.
+  /// `inUse` counts those not collected yet. Four times the bounds of the others (at most 1024
+  /// chunks).
   pub chunks: ContextPoolStats,
   /// How long an idle context stays before it is freed, in milliseconds; `Infinity` when idle
   /// contexts stay.

@@ -241,15 +241,19 @@ pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
 }
 
 /// A packed batch's chunk (see the core's `packed.rs`), handed to JavaScript as a Buffer without a
-/// copy: an external Buffer whose finalizer gives the chunk back to its pool once JavaScript has
-/// collected it, so the next groups fill memory whose pages are already in (see the chunk pool in
-/// the core's `memory.rs`). Copied, megabytes a group would pass through the JavaScript thread
-/// once more. Every size alike (one finalizer per group costs little), so that every chunk of a
-/// batch can be transferred, or not, alike. Where external buffers are refused (Electron), napi-rs
-/// copies the bytes and gives the chunk back at once; under WASI, and when empty, the bytes go as
-/// [`result_bytes`] sends them.
-pub fn handed_over(env: &Env, mut chunk: Chunk) -> Result<Js, Failure> {
-  if chunk.is_empty() || !RESULTS_IN_PLACE {
+/// copy when `external`: an external Buffer whose finalizer gives the chunk back to its pool once
+/// JavaScript has collected it, so the next groups fill memory whose pages are already in (see the
+/// chunk pool in the core's `memory.rs`). Copied, megabytes a group would pass through the
+/// JavaScript thread once more. Every size alike (one finalizer per group costs little), so that
+/// every chunk of a batch can be transferred, or not, alike. Where external buffers are refused
+/// (Electron), napi-rs copies the bytes and gives the chunk back at once. Not `external` (worker
+/// threads: see `externalMemory` in `lib/platform.js`), under WASI, and when empty, the bytes are
+/// copied as [`result_bytes`] copies them, and the chunk goes back to its pool at once.
+pub fn handed_over(env: &Env, mut chunk: Chunk, external: bool) -> Result<Js, Failure> {
+  if !external || chunk.is_empty() || !RESULTS_IN_PLACE {
+    if chunk.len() < JS_ALLOCATES_FROM && RESULTS_IN_PLACE {
+      return buffer_copy(env, &chunk);
+    }
     return result_bytes(env, std::mem::take(&mut *chunk));
   }
   let (data, len) = (chunk.as_mut_ptr(), chunk.len());
