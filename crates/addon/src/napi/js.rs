@@ -247,14 +247,12 @@ pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
 /// JavaScript thread once more. Every size alike (one finalizer per group costs little), so that
 /// every chunk of a batch can be transferred, or not, alike. Where external buffers are refused
 /// (Electron), napi-rs copies the bytes and gives the chunk back at once. Not `external` (worker
-/// threads: see `externalMemory` in `lib/platform.js`), under WASI, and when empty, the bytes are
-/// copied as [`result_bytes`] copies them, and the chunk goes back to its pool at once.
+/// threads: see `externalMemory` in `lib/platform.js`), under WASI, and when empty, it goes as
+/// [`scratch_result`] sends a scratch buffer: copied, and back to its pool at once.
 pub fn handed_over(env: &Env, mut chunk: Chunk, external: bool) -> Result<Js, Failure> {
   if !external || chunk.is_empty() || !RESULTS_IN_PLACE {
-    if chunk.len() < JS_ALLOCATES_FROM && RESULTS_IN_PLACE {
-      return buffer_copy(env, &chunk);
-    }
-    return result_bytes(env, std::mem::take(&mut *chunk));
+    // A chunk is a lease of the same kind as a scratch buffer's.
+    return scratch_result(env, chunk);
   }
   let (data, len) = (chunk.as_mut_ptr(), chunk.len());
   // SAFETY: `data` points at the `len` bytes the chunk holds, which stay where they are, unread
