@@ -1,14 +1,15 @@
 // What zstd-pool's sync calls cost over the floor (raw libzstd with a reused context, no Node
-// work: crates/addon/src/exports/floor.rs), measured in pairs: a batch of floor calls and a batch of zstd-pool calls
-// on the same payloads, back to back, in alternating order, many rounds. Each round gives one
-// ratio; the median round is the result. A shared VM drifts over seconds, which shifts cells
-// measured one after the other; it shifts both halves of a pair alike.
+// work: crates/addon/src/exports/floor.rs), and how they compare with each peer's, measured in
+// pairs: a batch of floor (or peer) calls and a batch of zstd-pool calls on the same payloads,
+// back to back, in alternating order, many rounds. Each round gives one ratio; the median round is
+// the result. A shared VM drifts over seconds, which shifts cells measured one after the other;
+// it shifts both halves of a pair alike.
 // `node benchmark/overhead.mjs [SIZES [MS_PER_CELL [OUTPUT]]]` writes benchmark/results/overhead.json
-// (or OUTPUT).
+// (or OUTPUT): `rows` against the floor, `peers` against each peer with sync calls.
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
-import { LEVEL } from './contenders.mjs'
+import { LEVEL, loadContenders } from './contenders.mjs'
 import { payloads } from './corpus.mjs'
 import { FLOOR, FLOOR_BATCH, floors } from './floor.mjs'
 
@@ -58,30 +59,96 @@ export function paired(floor, ours, ms) {
   }
 }
 
-export function overhead(sizes = [1024, 8192, 65536, 1048576], ms = 1500) {
-  const rows = []
+const SIZES = [1024, 8192, 65536, 1048576]
+
+/** The sync cells: per mode and size, the payloads (frames, to decompress) and a batch of calls
+ * over them for a given `compressSync` or `decompressSync`. */
+function* syncCells(sizes) {
   for (const mode of ['cs', 'ds'])
     for (const size of sizes) {
       const inputs = payloads(size)
       const compressing = mode === 'cs'
       const data = compressing ? inputs : inputs.map((input) => zstd.compressSync(input, LEVEL))
-      const floor = floors(compressing, data, LEVEL)[FLOOR]
-      const call = compressing ? (input) => zstd.compressSync(input, LEVEL) : (frame) => zstd.decompressSync(frame)
-      const ours = () => {
+      const batchOf = (call) => () => {
         for (const input of data) call(input)
       }
-      rows.push({ mode, size, ...paired(floor, ours, ms) })
+      yield { mode, size, compressing, data, batchOf, method: compressing ? 'compressSync' : 'decompressSync' }
+    }
+}
+
+const ours = { compressSync: (input) => zstd.compressSync(input, LEVEL), decompressSync: (frame) => zstd.decompressSync(frame) }
+
+export function overhead(sizes = SIZES, ms = 1500) {
+  const rows = []
+  for (const { mode, size, compressing, data, batchOf, method } of syncCells(sizes)) {
+    const floor = floors(compressing, data, LEVEL)[FLOOR]
+    rows.push({ mode, size, ...paired(floor, batchOf(ours[method]), ms) })
+  }
+  return rows
+}
+
+/** zstd-pool against each peer with sync calls, in pairs: `ratio` is zstd-pool's time over the
+ * peer's, the median of the rounds. */
+export async function againstPeers(sizes = SIZES, ms = 1500) {
+  const peers = Object.entries(await loadContenders()).filter(([, contender]) => !contender.ours)
+  const rows = []
+  for (const { mode, size, batchOf, method } of syncCells(sizes))
+    for (const [peer, contender] of peers) {
+      if (!contender[method]) continue
+      const { ratio, floor, ours: ourTime, rounds } = paired(batchOf(contender[method]), batchOf(ours[method]), ms)
+      rows.push({ mode, size, peer, ratio, ours: ourTime, theirs: floor, rounds })
     }
   return rows
 }
 
+/** The peer that measured fastest against zstd-pool in pairs, in a cell, as the report's targets
+ * take it: `ratio` is the peer's time over zstd-pool's. */
+export function bestInPairs(peers, mode, size) {
+  const cell = peers?.filter((row) => row.mode === mode && row.size === Number(size)) ?? []
+  const fastest = cell.reduce((a, b) => (!a || b.ratio > a.ratio ? b : a), undefined)
+  return fastest && { ratio: 1 / fastest.ratio, peer: `${fastest.peer}, in pairs` }
+}
+
+/** The report's section on the peer pairs: per cell, each peer's time over zstd-pool's. */
+export function peerPairsSection(peers, label) {
+  if (!peers?.length) return []
+  const names = [...new Set(peers.map((row) => row.peer))]
+  const cells = [...new Set(peers.map((row) => `${row.mode} ${row.size}`))]
+  const lines = [
+    '## Sync calls against the peers, in pairs',
+    '',
+    "The same pairs, with a batch of 15 calls of each peer in place of the floor: each cell is the peer's time over zstd-pool's",
+    "(above 1: zstd-pool is faster), then the peer's time per call. The sync targets above take the fastest peer from here.",
+    '',
+    `| call | size | zstd-pool | ${names.join(' | ')} |`,
+    `|---|---|---:|${names.map(() => '---:').join('|')}|`,
+  ]
+  for (const cell of cells) {
+    const rows = peers.filter((row) => `${row.mode} ${row.size}` === cell)
+    const [{ mode, size }] = rows
+    const ours = median(rows.map((row) => row.ours))
+    const shown = names.map((name) => {
+      const row = rows.find((row) => row.peer === name)
+      return row ? `${(1 / row.ratio).toFixed(2)}x (${label.time(row.theirs)})` : '–'
+    })
+    lines.push(`| ${label.mode(mode)} | ${label.size(size)} | ${label.time(ours)} | ${shown.join(' | ')} |`)
+  }
+  return [...lines, '']
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const sizes = process.argv[2]?.split(',').map(Number)
-  const rows = overhead(sizes, Number(process.argv[3] ?? 1500))
+  const ms = Number(process.argv[3] ?? 1500)
+  const rows = overhead(sizes, ms)
   const output = process.argv[4] ?? new URL('./results/overhead.json', import.meta.url)
   for (const row of rows)
     console.log(
       `${row.mode} ${row.size}: zstd-pool ${row.ours.toFixed(2)} µs, floor ${row.floor.toFixed(2)} µs, ratio ${row.ratio.toFixed(3)} (${row.rounds} rounds)`,
     )
-  writeFileSync(output, `${JSON.stringify({ node: process.version, rows }, null, 2)}\n`)
+  const peers = await againstPeers(sizes, ms)
+  for (const row of peers)
+    console.log(
+      `${row.mode} ${row.size}: zstd-pool ${row.ours.toFixed(2)} µs, ${row.peer} ${row.theirs.toFixed(2)} µs, ${(1 / row.ratio).toFixed(3)}x its speed (${row.rounds} rounds)`,
+    )
+  writeFileSync(output, `${JSON.stringify({ node: process.version, rows, peers }, null, 2)}\n`)
 }

@@ -5,6 +5,7 @@ import { cpus, totalmem } from 'node:os'
 import { trainingSection } from './dictionary.mjs'
 import { FLOOR, FLOOR_AGAIN, FLOOR_BATCH, FLOOR_FRESH, isFloor } from './floor.mjs'
 import { httpSection } from './http.mjs'
+import { bestInPairs, peerPairsSection } from './overhead.mjs'
 import { seekableSection } from './seekable.mjs'
 import { spreadSection } from './spread.mjs'
 
@@ -124,12 +125,14 @@ const order = (name) =>
             ? 8
             : 2
 
-function targets(cells, pairs, { many, spread, wasm } = {}) {
+function targets(cells, pairs, { many, spread, wasm, peerPairs } = {}) {
   const vsBest = (mode, size) => {
     const row = cells[mode]?.[size]
     const peer = row && best(row, isPeer)
     return peer && row['zstd-pool'] ? { ratio: peer[1] / row['zstd-pool'], peer: peer[0] } : undefined
   }
+  // A sync call against the peers is taken from the pairs, where measured (benchmark/overhead.mjs).
+  const vsBestSync = (mode, size) => bestInPairs(peerPairs, mode, size) ?? vsBest(mode, size)
   const between = (mode, size, a, b) => {
     const row = cells[mode]?.[size]
     return row?.[a] && row?.[b] ? { ratio: row[b] / row[a] } : undefined
@@ -152,11 +155,11 @@ function targets(cells, pairs, { many, spread, wasm } = {}) {
     const shown = `${result.ratio.toFixed(2)}x${result.peer ? ` (vs ${result.peer})` : ''}`
     checks.push(`| ${what} | ${shown} | ${higherIsBetter ? '≥' : '≤'} ${goal}x | ${bound} | ${met ? 'met' : '**not met**'} |`)
   }
-  check('sync compress 1 KiB vs best peer', vsBest('cs', 1024), 1.4, { ceiling: rawCeiling('cs', 1024) })
-  check('sync decompress 1 KiB vs best peer', vsBest('ds', 1024), 1.4, { ceiling: rawCeiling('ds', 1024) })
+  check('sync compress 1 KiB vs best peer', vsBestSync('cs', 1024), 1.4, { ceiling: rawCeiling('cs', 1024) })
+  check('sync decompress 1 KiB vs best peer', vsBestSync('ds', 1024), 1.4, { ceiling: rawCeiling('ds', 1024) })
   for (const size of [8192, 65536, 1048576]) {
-    check(`sync compress ${sizeLabel(size)} vs best peer`, vsBest('cs', size), 1.0, { ceiling: rawCeiling('cs', size) })
-    check(`sync decompress ${sizeLabel(size)} vs best peer`, vsBest('ds', size), size === 1048576 ? 1.3 : 1.0, {
+    check(`sync compress ${sizeLabel(size)} vs best peer`, vsBestSync('cs', size), 1.0, { ceiling: rawCeiling('cs', size) })
+    check(`sync decompress ${sizeLabel(size)} vs best peer`, vsBestSync('ds', size), size === 1048576 ? 1.3 : 1.0, {
       ceiling: rawCeiling('ds', size),
     })
   }
@@ -535,7 +538,8 @@ function lastRun() {
 export function writeReport({ major = '26', runs = 3, seconds, date = new Date().toISOString().slice(0, 10) } = {}) {
   const files = Array.from({ length: runs }, (_, run) => new URL(`./results/node${major}-run${run + 1}.json`, import.meta.url))
   const cells = collect(files)
-  const pairs = read(new URL('./results/overhead.json', import.meta.url))?.rows
+  const overhead = read(new URL('./results/overhead.json', import.meta.url))
+  const pairs = overhead?.rows
   const troubled = disturbed(cells, pairs)
   const context = read(new URL(`./results/context-${major}.json`, import.meta.url))
   const sizes = Object.keys(context.ratios['zstd-pool'] ?? {}).map(Number)
@@ -578,6 +582,7 @@ export function writeReport({ major = '26', runs = 3, seconds, date = new Date()
       many: read(new URL('./results/many.json', import.meta.url)),
       spread: read(new URL('./results/spread.json', import.meta.url)),
       wasm: read(new URL('./results/wasm.json', import.meta.url)),
+      peerPairs: overhead?.peers,
     }),
     '',
   )
@@ -596,6 +601,7 @@ export function writeReport({ major = '26', runs = 3, seconds, date = new Date()
           `| ${MODES[pair.mode][0]} | ${sizeLabel(pair.size)} | ${timeLabel(pair.ours)} | ${timeLabel(pair.floor)} | ${pair.ratio < 1 ? 'disturbed' : `${pair.ratio.toFixed(2)}x`} | ${pair.rounds} |`,
       ),
       '',
+      ...peerPairsSection(overhead.peers, { mode: (mode) => MODES[mode][0], size: sizeLabel, time: timeLabel }),
     )
   }
   for (const [mode, [label]] of Object.entries(MODES)) {
