@@ -92,7 +92,7 @@ for (let run = 1; run <= runs; run++) {
   console.log(`Benchmark run ${run} of ${runs} on Node ${version} (about 4 minutes each here; blocks print as they finish) ...`)
   vitest({}, ['--outputJson', output])
 }
-console.log('Measuring sync calls against the floor and the peers, in pairs (benchmark/overhead.mjs) ...')
+console.log('Measuring calls against the floor and the peers, in pairs (benchmark/overhead.mjs) ...')
 execFileSync(node, ['--expose-gc', 'benchmark/overhead.mjs'], { cwd: root, stdio: 'inherit' })
 console.log('Measuring multi-threaded compression (benchmark/multithread.mjs) ...')
 execFileSync(node, ['--expose-gc', 'benchmark/multithread.mjs'], { cwd: root, stdio: 'inherit' })
