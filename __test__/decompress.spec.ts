@@ -111,6 +111,31 @@ describe.each(Object.entries(paths))('%s', (_, run) => {
     await expect(run(modest)).rejects.toThrowError(expect.objectContaining({ code: expect.stringMatching(/^ZSTD_error_/) }))
   })
 
+  it('decodes into a Buffer of its own from the size the first frame declares, whatever follows it', async () => {
+    const [a, b] = [textOfLength(5000), textOfLength(70_000)]
+    const cases: [Buffer, Buffer][] = [
+      [compressSync(a), a],
+      [Buffer.concat([compressSync(a), compressSync(b)]), Buffer.concat([a, b])],
+      [Buffer.concat([compressSync(a), skippableFrame(Buffer.from('skip'))]), a],
+      [Buffer.concat([compressSync(a), compressSync(Buffer.alloc(0))]), a],
+    ]
+    for (const [input, expected] of cases) {
+      const first = await run(input)
+      const second = await run(input)
+      expect(first.equals(expected)).toBe(true)
+      // Memory of its own: nothing another result is written into.
+      expect(first.buffer.byteLength).toBe(first.length)
+      first.fill(0)
+      expect(second.equals(expected)).toBe(true)
+    }
+    // A first frame that declares more than its blocks hold, or than the limit allows.
+    const [whole] = cases[0]
+    const lying = Buffer.from(whole)
+    lying.writeUInt16LE(0xffff, 5)
+    await expect(run(lying)).rejects.toThrowError(expect.objectContaining({ code: expect.stringMatching(/^ZSTD_error_/) }))
+    await expect(run(whole, { maxOutputLength: 4999 })).rejects.toThrowError(RangeError)
+  })
+
   it('refuses a frame that ends short of the size it declares, among frames of unknown size too', async () => {
     // Declares 200 bytes, holds 100 in a raw block, then an empty last block (libzstd's streaming
     // decoder does not check the size then); followed by a frame that declares no size.

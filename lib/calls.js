@@ -8,7 +8,7 @@ const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
 const { compressOptions, decompressOptions, referenceOf } = require('./options.js')
 const { bytes, copyOf, lengthOf } = require('./primordials.js')
-const { compressSlab, decoded, decompressSlab, result, slabOffset } = require('./results.js')
+const { compressSlab, decodeTarget, decoded, decompressSlab, result, slabOffset, targetResult } = require('./results.js')
 const { inlineMicros, SYNC, settled, waitTurn } = require('./schedule.js')
 const { STAGED, STAGE_OWNER, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
 
@@ -87,11 +87,14 @@ function decompressView(input, settings, micros, cancellation) {
     if (isPlainDecode(settings, cancellation)) return shrinkStage(binding.decompressStagedPlain(STAGE_OWNER))
     return shrinkStage(binding.decompressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
   }
-  const slab = decompressSlab()
-  if (isPlainDecode(settings, cancellation))
-    return decoded(binding.decompressPlain(input, max, windowLogMax, micros, slab, slabOffset()))
-  const reference = referenceOf(settings)
-  return decoded(binding.decompress(input, max, windowLogMax, reference, micros, slab, slabOffset(), cancellation))
+  // A sync call's larger result goes into a Buffer made for it here, when its size is declared.
+  const target = micros === SYNC ? decodeTarget(input, max) : undefined
+  const slab = target ?? decompressSlab()
+  const offset = target === undefined ? slabOffset() : 0
+  const value = isPlainDecode(settings, cancellation)
+    ? binding.decompressPlain(input, max, windowLogMax, micros, slab, offset)
+    : binding.decompress(input, max, windowLogMax, referenceOf(settings), micros, slab, offset, cancellation)
+  return target !== undefined && typeof value === 'number' ? targetResult(target, value) : decoded(value)
 }
 
 /** The Promise of an async call on `data` with `options`: `readOptions` reads them, then

@@ -62,6 +62,55 @@ function decoded(value) {
   return value
 }
 
+/** A sync decompression's result gets a Buffer allocated here, before the native call, when the
+ * input's first frame declares a size from SHARED_BELOW up to this many times the input's length
+ * (typical data compresses 3 to 10 times; a hint that claims more is left to native code, which
+ * allocates only what the input's blocks can hold) and up to TARGET_UP_TO. */
+const TARGET_RATIO = 128
+const TARGET_UP_TO = 64 << 20
+const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd]
+const DICTIONARY_ID_BYTES = [0, 1, 2, 4]
+
+/** The content size the frame that `input` starts with declares, or -1: read from its header
+ * (RFC 8878, 3.1.1.1), as a hint only. Native code uses the Buffer made from it only when every
+ * frame together declares exactly that size and the blocks can hold it. */
+function declaredSize(input) {
+  const length = lengthOf(input)
+  if (length < 6) return -1
+  for (let i = 0; i < 4; i++) if (input[i] !== ZSTD_MAGIC[i]) return -1
+  const descriptor = input[4]
+  const singleSegment = (descriptor >>> 5) & 1
+  const at = 5 + (singleSegment ? 0 : 1) + DICTIONARY_ID_BYTES[descriptor & 3]
+  const field = descriptor >>> 6
+  if (at + (field === 3 ? 8 : 4) > length) return -1
+  // A one-byte size (under 256) or none: too small to matter here.
+  if (field === 0) return -1
+  const low16 = input[at] | (input[at + 1] << 8)
+  if (field === 1) return low16 + 256
+  const low32 = low16 + input[at + 2] * 2 ** 16 + input[at + 3] * 2 ** 24
+  if (field === 2) return low32
+  return input[at + 4] | input[at + 5] | input[at + 6] | input[at + 7] ? -1 : low32
+}
+
+/** The Buffer for a sync decompression of `input` to write its whole result into, if its first
+ * frame declares a size within `maxOutputLength` that earns one (see TARGET_RATIO): Node-API's
+ * `napi_create_buffer` costs more than allocating a Buffer here. Else undefined, and the slab is
+ * passed as usual. */
+function decodeTarget(input, maxOutputLength) {
+  if (STAGED || !capabilities.resultsInPlace) return undefined
+  const declared = declaredSize(input)
+  if (declared < SHARED_BELOW || declared > maxOutputLength || declared > TARGET_UP_TO) return undefined
+  if (declared > lengthOf(input) * TARGET_RATIO) return undefined
+  return allocUnsafeSlow(declared)
+}
+
+/** The result a native call wrote into `target` from `decodeTarget`: `length` bytes from its start
+ * (all of it, unless an input whose first frame declared a size decoded to less: a small result
+ * that native code wrote where it was told to). */
+function targetResult(target, length) {
+  return length === lengthOf(target) ? target : slabView(typedArrayGetters.buffer.call(target), 0, length)
+}
+
 /** Where in the slab a native call may write its result: pass it right after the slab. */
 function slabOffset() {
   return slabUsed
@@ -236,10 +285,12 @@ module.exports = {
   batchResults,
   compressSlab,
   decoded,
+  decodeTarget,
   decompressSlab,
   materialize,
   result,
   resultOf,
   slabOffset,
+  targetResult,
   slabsFor,
 }

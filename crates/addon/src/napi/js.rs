@@ -498,6 +498,12 @@ impl Slot {
   pub fn room(&mut self, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
     self.target.room(self.offset, len, input)
   }
+
+  /// Whether the slot is exactly `len` bytes, from its offset to the target's end: a Buffer that
+  /// `main.js` allocated for a result of that size (see `decodeTarget` in `lib/results.js`).
+  pub fn fits_exactly(&self, len: usize) -> bool {
+    !self.target.data.is_null() && self.target.len.checked_sub(self.offset as usize) == Some(len)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
