@@ -182,6 +182,8 @@ export interface Capabilities {
   resultsInPlace: boolean
   /** Results smaller than this go into the slab; `main.js` keeps at least this much room. */
   sharedBelow: number
+  /** The slab offset that passes a Buffer made for one result instead of a slab. */
+  ownBuffer: number
   /** Whether inputs and small results go through staging areas (see `staging.rs`): under WASI. */
   staged: boolean
   /**

@@ -8,7 +8,7 @@ const { binding } = require('./binding.js')
 const { cancellable } = require('./cancel.js')
 const { compressOptions, decompressOptions, referenceOf } = require('./options.js')
 const { bytes, copyOf, lengthOf } = require('./primordials.js')
-const { compressSlab, decodeTarget, decoded, decompressSlab, result, slabOffset, targetResult } = require('./results.js')
+const { compressSlab, decodeTarget, decoded, decompressSlab, OWN_BUFFER, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled, waitTurn } = require('./schedule.js')
 const { STAGED, STAGE_OWNER, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
 
@@ -87,14 +87,15 @@ function decompressView(input, settings, micros, cancellation) {
     if (isPlainDecode(settings, cancellation)) return shrinkStage(binding.decompressStagedPlain(STAGE_OWNER))
     return shrinkStage(binding.decompressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
   }
-  // A sync call's larger result goes into a Buffer made for it here, when its size is declared.
+  // A sync call's larger result goes into a Buffer made for it here, when its size is declared:
+  // filled, if the native call returns a length.
   const target = micros === SYNC ? decodeTarget(input, max) : undefined
   const slab = target ?? decompressSlab()
-  const offset = target === undefined ? slabOffset() : 0
+  const offset = target === undefined ? slabOffset() : OWN_BUFFER
   const value = isPlainDecode(settings, cancellation)
     ? binding.decompressPlain(input, max, windowLogMax, micros, slab, offset)
     : binding.decompress(input, max, windowLogMax, referenceOf(settings), micros, slab, offset, cancellation)
-  return target !== undefined && typeof value === 'number' ? targetResult(target, value) : decoded(value)
+  return target !== undefined && typeof value === 'number' ? target : decoded(value)
 }
 
 /** The Promise of an async call on `data` with `options`: `readOptions` reads them, then

@@ -63,11 +63,12 @@ function decoded(value) {
 }
 
 /** A sync decompression's result gets a Buffer allocated here, before the native call, when the
- * input's first frame declares a size from SHARED_BELOW up to this many times the input's length
- * (typical data compresses 3 to 10 times; a hint that claims more is left to native code, which
- * allocates only what the input's blocks can hold) and up to TARGET_UP_TO. */
+ * input's first frame declares a size from SHARED_BELOW up to TARGET_UP_TO, and up to this many
+ * times the input's length: typical data compresses 3 to 10 times. A header that claims more is
+ * left to native code, which allocates only what the input's blocks can hold; so is a larger
+ * result, where Node-API's cost for a Buffer is lost in the decoding's (docs/performance.md). */
 const TARGET_RATIO = 128
-const TARGET_UP_TO = 64 << 20
+const TARGET_UP_TO = 64 << 10
 const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd]
 const DICTIONARY_ID_BYTES = [0, 1, 2, 4]
 
@@ -99,17 +100,14 @@ function declaredSize(input) {
 function decodeTarget(input, maxOutputLength) {
   if (STAGED || !capabilities.resultsInPlace) return undefined
   const declared = declaredSize(input)
-  if (declared < SHARED_BELOW || declared > maxOutputLength || declared > TARGET_UP_TO) return undefined
+  if (declared < SHARED_BELOW || declared > TARGET_UP_TO || declared > maxOutputLength) return undefined
   if (declared > lengthOf(input) * TARGET_RATIO) return undefined
   return allocUnsafeSlow(declared)
 }
 
-/** The result a native call wrote into `target` from `decodeTarget`: `length` bytes from its start
- * (all of it, unless an input whose first frame declared a size decoded to less: a small result
- * that native code wrote where it was told to). */
-function targetResult(target, length) {
-  return length === lengthOf(target) ? target : slabView(typedArrayGetters.buffer.call(target), 0, length)
-}
+/** The slab offset to pass with a Buffer from `decodeTarget`: native code writes into it only a
+ * result of exactly its length, and then returns that length. */
+const OWN_BUFFER = capabilities.ownBuffer
 
 /** Where in the slab a native call may write its result: pass it right after the slab. */
 function slabOffset() {
@@ -287,10 +285,10 @@ module.exports = {
   decoded,
   decodeTarget,
   decompressSlab,
+  OWN_BUFFER,
   materialize,
   result,
   resultOf,
   slabOffset,
-  targetResult,
   slabsFor,
 }

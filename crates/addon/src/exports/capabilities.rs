@@ -9,7 +9,7 @@ use zstd_pool_core::{decompress, mt, schedule};
 
 use crate::exports::oneshot::SHARED_BELOW;
 use crate::exports::pool::MAX_IDLE_MULTITHREADED;
-use crate::napi::{lanes, RESULTS_IN_PLACE};
+use crate::napi::{lanes, OWN_BUFFER, RESULTS_IN_PLACE};
 
 /// What `main.js` needs to know about this build and libzstd, read once when it loads.
 #[napi(object)]
@@ -26,6 +26,8 @@ pub struct Capabilities {
   pub results_in_place: bool,
   /// Results smaller than this go into the slab; `main.js` keeps at least this much room.
   pub shared_below: u32,
+  /// The slab offset that passes a Buffer made for one result instead of a slab.
+  pub own_buffer: u32,
   /// Whether inputs and small results go through staging areas (see `staging.rs`): under WASI.
   pub staged: bool,
   /// Whether small async calls share long-lived threadpool work items (see `lanes.rs`): not
@@ -75,6 +77,7 @@ pub fn capabilities() -> Capabilities {
     staged: cfg!(target_family = "wasm"),
     lanes: lanes::ENABLED,
     shared_below: SHARED_BELOW as u32,
+    own_buffer: OWN_BUFFER,
     max_idle_contexts_limit: MAX_IDLE_LIMIT as u32,
     max_idle_multithreaded_contexts_limit: MAX_IDLE_MULTITHREADED,
     compress_parameters: compress::param::ALL

@@ -223,15 +223,13 @@ fn decompress_here(
   plan: OutputPlan,
   mut slot: Option<Slot>,
 ) -> Outcome {
-  // A small result goes into the slab; a larger one into a Buffer that `main.js` allocated for
-  // it, when one of exactly its size came as the slot: Node-API's `napi_create_buffer` costs more
-  // than a Buffer allocated in JavaScript (see docs/performance.md).
-  let goes_to_slot = |len: usize, slot: &Option<Slot>| {
-    len < SHARED_BELOW || (len <= upfront_limit(input.len()) && slot.as_ref().is_some_and(|slot| slot.fits_exactly(len)))
-  };
   match plan {
-    OutputPlan::Exact(len) if prefix.is_none() && goes_to_slot(len, &slot) => {
-      if let Some(mut room) = slot.as_mut().and_then(|slot| slot.room(len, input)) {
+    // A small result goes into the slab; a larger one into the Buffer that `lib/results.js` made
+    // for it (`decodeTarget`) when one of exactly its size came: Node-API's `napi_create_buffer`
+    // costs more than a Buffer allocated in JavaScript (docs/performance.md).
+    OutputPlan::Exact(len) if prefix.is_none() && (len < SHARED_BELOW || len <= upfront_limit(input.len())) => {
+      let room = slot.as_mut().and_then(|slot| if len < SHARED_BELOW { slot.room(len, input) } else { slot.own(len, input) });
+      if let Some(mut room) = room {
         guarded(|| call.decode_exact(input, None, &mut room, len))?;
         return Js::number(env, len as u32);
       }

@@ -481,11 +481,16 @@ impl Target {
 // ---------------------------------------------------------------------------------------------
 // Where a one-shot call's small result may go
 
-/// Where a small result may be written: a target, from an offset on.
+/// Where a small result may be written: a target, from an offset on. Or, with the offset
+/// [`OWN_BUFFER`], a Buffer that `lib/results.js` made for one result (`decodeTarget`): written
+/// only by a result of exactly its length, never shared.
 pub struct Slot {
   target: Target,
   offset: u32,
 }
+
+/// The offset that marks a slot as a Buffer made for one result (`capabilities.ownBuffer`).
+pub const OWN_BUFFER: u32 = u32::MAX;
 
 impl Slot {
   /// The slot `offset` bytes into `target`.
@@ -494,15 +499,20 @@ impl Slot {
   }
 
   /// `len` bytes of the slot, if it has that much room and it does not overlap `input` (see
-  /// [`Target::room`]).
+  /// [`Target::room`]); never of a Buffer made for one result.
   pub fn room(&mut self, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
+    if self.offset == OWN_BUFFER {
+      return None;
+    }
     self.target.room(self.offset, len, input)
   }
 
-  /// Whether the slot is exactly `len` bytes, from its offset to the target's end: a Buffer that
-  /// `main.js` allocated for a result of that size (see `decodeTarget` in `lib/results.js`).
-  pub fn fits_exactly(&self, len: usize) -> bool {
-    !self.target.data.is_null() && self.target.len.checked_sub(self.offset as usize) == Some(len)
+  /// The whole target, if it is a Buffer made for one result and that result is `len` bytes.
+  pub fn own(&mut self, len: usize, input: &[u8]) -> Option<Uninit<'_>> {
+    if self.offset != OWN_BUFFER || self.target.len != len {
+      return None;
+    }
+    self.target.room(0, len, input)
   }
 }
 

@@ -39,7 +39,7 @@ mod work;
 
 pub use js::{
   array, buffer_copy, error_value, filled_buffer, handed_over, result_bytes, scratch_result, settled_array, throw, Js, Slot,
-  Target, ViewOr, JS_ALLOCATES_FROM, RESULTS_IN_PLACE,
+  Target, ViewOr, JS_ALLOCATES_FROM, OWN_BUFFER, RESULTS_IN_PLACE,
 };
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};
