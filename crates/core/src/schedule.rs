@@ -62,6 +62,17 @@ pub fn waits_for_turn(micros: f64, inline_micros: f64) -> bool {
   inline_micros < 0.0 && micros <= -inline_micros
 }
 
+/// Whether an async call whose budget on the spot is `inline_micros` is part of a burst (calls
+/// made with no microtask checkpoint since one ran on the spot), as the JavaScript side's budgets
+/// say: in a burst it allows at most `MAX_BURST_INLINE_MICROS` (with lanes or not), help only
+/// (just above 0), or nothing (0), and once the turn's share is spent, a negative budget of the
+/// burst's magnitude; outside a burst, `MAX_INLINE_MICROS` or its negation. A sync call's
+/// budget is infinite. More calls are on their way in a burst, so its calls go to the lanes even
+/// when none is in flight.
+pub fn in_a_burst(inline_micros: f64) -> bool {
+  inline_micros.abs() < MAX_INLINE_MICROS
+}
+
 /// A call estimated to take at least this long gets a threadpool work item of its own, so that
 /// it never holds up the small calls queued on the lanes behind it (commit e4bddab).
 pub const LANE_BELOW_MICROS: f64 = 1000.0;
@@ -325,6 +336,17 @@ mod tests {
       });
     }
     assert!(now() < 1.01, "{}", now());
+  }
+
+  #[test]
+  fn budgets_tell_a_burst() {
+    for budget in [MAX_BURST_INLINE_MICROS_WITH_LANES, MAX_BURST_INLINE_MICROS, f64::from_bits(1), 0.0, -MAX_BURST_INLINE_MICROS]
+    {
+      assert!(in_a_burst(budget), "{budget}");
+    }
+    for budget in [MAX_INLINE_MICROS, -MAX_INLINE_MICROS, f64::INFINITY] {
+      assert!(!in_a_burst(budget), "{budget}");
+    }
   }
 
   #[test]

@@ -90,7 +90,7 @@ pub fn compress(
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
-    lanes::queue(&env, job, cancellation, micros)
+    lanes::queue(&env, job, cancellation, micros, schedule::in_a_burst(inline_micros))
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -208,7 +208,7 @@ pub fn decompress(
       }
       _ => call.decode_to_vec(&input, prefix.as_deref(), plan).map(Produced::Owned),
     });
-    lanes::queue(&env, job, cancellation, micros)
+    lanes::queue(&env, job, cancellation, micros, schedule::in_a_burst(inline_micros))
   });
   result.map_err(|failure| throw(&env, failure))
 }
