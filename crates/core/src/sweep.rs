@@ -140,7 +140,9 @@ fn wake() {
   WAKE.notify_all();
 }
 
-fn start() {
+/// Starts the thread, if it is not running: on first use, or before the caller changes its own
+/// thread in a way the sweeper should not inherit (a lane's scheduling policy).
+pub fn start() {
   START.call_once(|| {
     // Without a thread (a platform that cannot start one) nothing is freed by time; the
     // bounds on count and bytes still hold.

@@ -516,15 +516,35 @@ mod native {
   /// `SCHED_OTHER`, the woken drainer took the CPU from it, so with a drainer per core the
   /// JavaScript thread stalled for the drainers' shares (up to 46 µs) before it queued the next
   /// call, and a burst reached the lanes a call and a wake at a time. A `SCHED_BATCH` thread
-  /// does not preempt on waking, and keeps its fair share of the CPU (the policy changes no
+  /// does not preempt as it wakes, and has the same share of the CPU (the policy changes no
   /// weight). Traced on the 2-core VM (Node 26, 2026-12-03): the calls of a burst were queued
-  /// 1.7 µs apart, where 10% of them had waited 15 µs or more.
+  /// 1.7 µs apart, where 10% of them had waited 15 µs or more. Switching for the waits alone
+  /// gained less: 16 and 64 compressions of 1 KiB in flight took 9% and 5% longer than this.
+  ///
+  /// The kernel is asked each time (glibc's `pthread_getschedparam` keeps what it read first),
+  /// so that a thread whose policy changed meanwhile (`chrt -a -p` on the process) is left as it
+  /// is. Threads made while a drainer runs inherit its policy: the sweeper is started before,
+  /// and libzstd's workers for a multi-threaded compression, if their first call ran on a lane,
+  /// run as `SCHED_BATCH`. A thread under a seccomp filter never switches, since a filter may
+  /// kill the process for the call (systemd's `SystemCallFilter=~@resources` without
+  /// `SystemCallErrorNumber=`).
   #[cfg(target_os = "linux")]
   mod policy {
+    use std::cell::Cell;
+
+    thread_local! {
+      /// Whether this thread may switch: read once from `/proc/thread-self/status`.
+      static UNFILTERED: Cell<Option<bool>> = const { Cell::new(None) };
+    }
+
     pub(super) struct Background(bool);
 
     impl Background {
       pub(super) fn enter() -> Self {
+        if !unfiltered() {
+          return Self(false);
+        }
+        zstd_pool_core::sweep::start();
         Self(switch(libc::SCHED_OTHER, libc::SCHED_BATCH))
       }
     }
@@ -537,17 +557,27 @@ mod native {
       }
     }
 
-    /// Sets the calling thread's policy to `to` if it is `from` (a process run with another
-    /// policy, as `chrt` sets, is left as it is); whether it did.
+    fn unfiltered() -> bool {
+      UNFILTERED.with(|unfiltered| {
+        let known = unfiltered.get().unwrap_or_else(|| {
+          let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+          status.lines().any(|line| line.split_whitespace().eq(["Seccomp:", "0"]))
+        });
+        unfiltered.set(Some(known));
+        known
+      })
+    }
+
+    /// Sets the calling thread's policy to `to` if it is `from`; whether it did. By system call:
+    /// musl's `sched_getscheduler` and `sched_setscheduler` only fail (ENOSYS).
     fn switch(from: libc::c_int, to: libc::c_int) -> bool {
-      // SAFETY: the calling thread's own handle, and a `sched_param` (plain integers, for which
-      // zeroes are valid) that lives across both calls, which only read and write it.
+      // SAFETY: the calling thread's own policy (thread ID 0), and a `sched_param` (plain
+      // integers, for which zeroes are valid: a priority of 0, as these policies take) that lives
+      // across the call, which only reads it.
       unsafe {
-        let thread = libc::pthread_self();
-        let (mut policy, mut param) = (0, std::mem::zeroed::<libc::sched_param>());
-        libc::pthread_getschedparam(thread, &mut policy, &mut param) == 0
-          && policy == from
-          && libc::pthread_setschedparam(thread, to, &param) == 0
+        let param = std::mem::zeroed::<libc::sched_param>();
+        libc::syscall(libc::SYS_sched_getscheduler, 0) == libc::c_long::from(from)
+          && libc::syscall(libc::SYS_sched_setscheduler, 0, to, &param) == 0
       }
     }
   }
