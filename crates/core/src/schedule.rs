@@ -52,6 +52,34 @@ pub const SHARE_BURST_AFTER_MS: f64 = 0.1;
 /// most about 0.3 ms).
 pub const MAX_INLINE_SHARE_MS: f64 = 0.25;
 
+/// An async call's estimates, as its budget on the spot (`inline_micros`, from the JavaScript
+/// side) decides where it runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Estimate {
+  /// The model's estimate scaled to this machine ([`paced`]): how long the call would hold a
+  /// thread, which the budgets outside a burst and [`LANE_BELOW_MICROS`] bound.
+  pub micros: f64,
+  /// What the budget is weighed against: `micros`, except in a burst ([`in_a_burst`]), where it
+  /// is the model's own estimate. A burst's budgets ([`MAX_BURST_INLINE_MICROS_WITH_LANES`],
+  /// [`HELP_BELOW_MICROS`]) weigh a call's work against what the lanes or the threadpool cost
+  /// it per call, and both scale alike with the machine. Weighed with the pace, they tipped with
+  /// it: calls run on the spot in a burst share the cores with the lanes, so their timing lifted
+  /// the pace (1 to 3 for 1 KiB decompressions, 16 in flight), which sent them to the lanes, at
+  /// 12 µs a call against 8 (Node 26, 2-core VM, 2026-12-03).
+  pub weighed: f64,
+  /// Whether the call is part of a burst ([`in_a_burst`]).
+  pub burst: bool,
+}
+
+impl Estimate {
+  /// The estimates of a call of `work` that the model puts at `model_micros`.
+  pub fn of(work: Work, model_micros: f64, inline_micros: f64) -> Self {
+    let micros = paced(work, model_micros);
+    let burst = in_a_burst(inline_micros);
+    Self { micros, weighed: if burst { model_micros } else { micros }, burst }
+  }
+}
+
 /// Whether a call estimated at `micros` should wait for the event loop to turn and be made again
 /// then, where the caller allows `inline_micros` on the spot: a negative `inline_micros` says
 /// that this turn's share of inline work ([`MAX_INLINE_SHARE_MS`]) is spent, and that a call
@@ -298,6 +326,11 @@ mod tests {
     assert!((now() - 2.0).abs() <= 2.0 * PACE_STEP + 1e-3, "{}", now());
     // Compression has a pace of its own, which decompressions leave alone.
     assert_eq!(pace(Work::Compress), 1.0);
+    // A burst's budgets weigh the model's own estimate, the others the paced one.
+    let burst = Estimate::of(Work::Decompress, 10.0, MAX_BURST_INLINE_MICROS_WITH_LANES);
+    assert!(burst.burst && burst.weighed == 10.0 && burst.micros > 19.0, "{burst:?}");
+    let alone = Estimate::of(Work::Decompress, 10.0, MAX_INLINE_MICROS);
+    assert!(!alone.burst && alone.weighed == alone.micros && alone.micros > 19.0, "{alone:?}");
     // One call preempted for a whole slice moves it one step at most, and half the calls
     // preempted leave it where it is.
     let before = now();

@@ -11,7 +11,7 @@ use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::{owned, scratch};
 use zstd_pool_core::oneshot::{model_micros, CompressCall, DecompressCall};
-use zstd_pool_core::schedule::{self, Work};
+use zstd_pool_core::schedule::{self, Estimate, Work};
 
 use crate::exports::dictionary::prepared;
 use crate::exports::prefix::HeldPrefix;
@@ -45,6 +45,13 @@ fn upfront_limit(input_len: usize) -> usize {
 /// A result made on the calling thread, or why there is none.
 type Outcome = std::result::Result<Js, Failure>;
 
+/// Whether a call run on the spot is timed for the pace (`schedule::timed`). Not with a
+/// reference: the model leaves out what a dictionary or a prefix costs. Nor in a burst, whose
+/// calls share the cores with the lanes, and whose budgets weigh the model's own estimate.
+fn timed(reference: &Option<Reference>, estimate: Estimate) -> bool {
+  reference.is_none() && !estimate.burst
+}
+
 // ---------------------------------------------------------------------------------------------
 // Compression
 
@@ -77,20 +84,19 @@ pub fn compress(
     let held = HeldPrefix::of(&reference)?;
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let model = call.model_micros(input.len(), prefix.map_or(0, <[u8]>::len));
-    let micros = schedule::paced(Work::Compress, model);
-    if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
+    let estimate = Estimate::of(Work::Compress, model, inline_micros);
+    if estimate.weighed <= inline_micros || lanes::help(&env, estimate.weighed, inline_micros) {
       let here = || compress_here(&call, &env, input, prefix, slot);
-      // The model leaves out what a dictionary or a prefix costs: such calls are not timed.
-      return if reference.is_none() { schedule::timed(Work::Compress, model, here) } else { here() };
+      return if timed(&reference, estimate) { schedule::timed(Work::Compress, model, here) } else { here() };
     }
     // Only calls with no reference wait: a dictionary or prefix disposed of meanwhile would
     // fail a call that its caller made while it was there.
-    if reference.is_none() && schedule::waits_for_turn(micros, inline_micros) {
+    if reference.is_none() && schedule::waits_for_turn(estimate.weighed, inline_micros) {
       return Js::not_run(&env);
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
-    lanes::queue(&env, job, cancellation, micros, schedule::in_a_burst(inline_micros))
+    lanes::queue(&env, job, cancellation, estimate.micros, estimate.burst)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -179,14 +185,14 @@ pub fn decompress(
     // The frame walk refuses what the limits or the dictionaries rule out, before any work.
     let plan = call.plan(input)?;
     let model = model_micros(plan);
-    let micros = schedule::paced(Work::Decompress, model);
-    if micros <= inline_micros || lanes::help(&env, micros, inline_micros) {
+    let estimate = Estimate::of(Work::Decompress, model, inline_micros);
+    if estimate.weighed <= inline_micros || lanes::help(&env, estimate.weighed, inline_micros) {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);
-      return if reference.is_none() { schedule::timed(Work::Decompress, model, here) } else { here() };
+      return if timed(&reference, estimate) { schedule::timed(Work::Decompress, model, here) } else { here() };
     }
     // Only calls with no reference wait: a dictionary or prefix disposed of meanwhile would
     // fail a call that its caller made while it was there.
-    if reference.is_none() && schedule::waits_for_turn(micros, inline_micros) {
+    if reference.is_none() && schedule::waits_for_turn(estimate.weighed, inline_micros) {
       return Js::not_run(&env);
     }
     // The work decodes into native memory, copied into a Buffer when it completes: a libuv
@@ -208,7 +214,7 @@ pub fn decompress(
       }
       _ => call.decode_to_vec(&input, prefix.as_deref(), plan).map(Produced::Owned),
     });
-    lanes::queue(&env, job, cancellation, micros, schedule::in_a_burst(inline_micros))
+    lanes::queue(&env, job, cancellation, estimate.micros, estimate.burst)
   });
   result.map_err(|failure| throw(&env, failure))
 }
