@@ -396,14 +396,6 @@ export declare function seekTableFrame(compressed: Uint32Array, decompressed: Ui
 export declare function seekTableLength(footer: Uint8Array, fileLength: number): number
 
 /**
- * Tells native code that the JavaScript thread calling it takes native memory as results
- * (external Buffers, given back when collected: see `napi::take_native_results`).
- * `lib/binding.js` calls it once, on the main thread only (see `externalMemory` in
- * `lib/platform.js`).
- */
-export declare function takeNativeResults(): void
-
-/**
  * Trains a dictionary of at most `size` bytes on samples given end to end in `samples`,
  * `sizes[i]` bytes each, with `params` (see [`train_params`]), here: `[dictionary, k, d]`.
  */

@@ -858,6 +858,5 @@ module.exports.seekableChecksum = nativeBinding.seekableChecksum
 module.exports.seekTable = nativeBinding.seekTable
 module.exports.seekTableFrame = nativeBinding.seekTableFrame
 module.exports.seekTableLength = nativeBinding.seekTableLength
-module.exports.takeNativeResults = nativeBinding.takeNativeResults
 module.exports.trainDictionary = nativeBinding.trainDictionary
 module.exports.trainDictionaryAsync = nativeBinding.trainDictionaryAsync

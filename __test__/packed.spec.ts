@@ -224,4 +224,34 @@ describe('compressManyPacked and decompressManyPacked', () => {
       expect(view.every((byte) => byte === 0x41)).toBe(true)
     },
   )
+
+  it.skipIf(!('transfer' in ArrayBuffer.prototype) || process.platform !== 'linux')(
+    'never hand a worker native memory, even one that says it is the main thread',
+    async () => {
+      // The kernel, not worker_threads' isMainThread (which code can overwrite), tells a worker.
+      const main = fileURLToPath(new URL('../main.js', import.meta.url))
+      const code = `
+        const threads = require('node:worker_threads')
+        threads.isMainThread = true
+        const { compressSync, decompressManyPacked } = require(${JSON.stringify(main)})
+        const frames = Array.from({ length: 64 }, () => compressSync(Buffer.alloc(4096, 0x41)))
+        decompressManyPacked(frames).then((contents) => {
+          const memory = contents.buffers[0].buffer.transfer()
+          threads.parentPort.postMessage(memory, [memory])
+        })`
+      const worker = new Worker(code, { eval: true })
+      const memory: ArrayBuffer = await new Promise((resolve, reject) => {
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      })
+      await new Promise((resolve) => worker.once('exit', resolve))
+      const view = new Uint8Array(memory)
+      for (let round = 0; round < 4; round++) {
+        await decompressManyPacked(Array.from({ length: 64 }, () => compressSync(Buffer.alloc(4096, 0x42))))
+        globalThis.gc?.()
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      expect(view.every((byte) => byte === 0x41)).toBe(true)
+    },
+  )
 })

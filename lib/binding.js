@@ -4,12 +4,9 @@
 // It takes typed arguments only and is not part of the public API: the modules of lib/ read and
 // check everything a caller gives before they call it.
 
-const { externalMemory, loadBinding } = require('#platform')
+const { loadBinding } = require('#platform')
 
 const binding = loadBinding()
-// Large results that libuv threads make come to this thread as the native memory they were
-// made in, where that memory cannot outlive the thread (see `externalMemory`).
-if (externalMemory) binding.takeNativeResults()
 
 /** What this build can do (levels, bounds, whether it is the WebAssembly build), asked once. */
 const capabilities = binding.capabilities()

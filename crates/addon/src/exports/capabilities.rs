@@ -94,12 +94,3 @@ pub fn capabilities() -> Capabilities {
     },
   }
 }
-
-/// Tells native code that the JavaScript thread calling it takes native memory as results
-/// (external Buffers, given back when collected: see `napi::take_native_results`).
-/// `lib/binding.js` calls it once, on the main thread only (see `externalMemory` in
-/// `lib/platform.js`).
-#[napi]
-pub fn take_native_results() {
-  crate::napi::take_native_results();
-}

@@ -250,7 +250,7 @@ pub fn buffer_copy(env: &Env, bytes: &[u8]) -> Result<Js, Failure> {
 /// threads: see `externalMemory` in `lib/platform.js`), under WASI, and when empty, it goes as
 /// [`scratch_result`] sends a scratch buffer: copied, and back to its pool at once.
 pub fn handed_over(env: &Env, mut chunk: Chunk, external: bool) -> Result<Js, Failure> {
-  if !external || chunk.is_empty() || !RESULTS_IN_PLACE {
+  if !external || chunk.is_empty() || !RESULTS_IN_PLACE || !may_be_main_thread() {
     // A chunk is a lease of the same kind as a scratch buffer's.
     return scratch_result(env, chunk);
   }
@@ -262,39 +262,26 @@ pub fn handed_over(env: &Env, mut chunk: Chunk, external: bool) -> Result<Js, Fa
   buffer.map(|buffer| Js(buffer.raw())).map_err(|_| Failure::OutOfMemory { bytes: len })
 }
 
-/// A result this large or larger that a libuv thread made in a scratch buffer (an async
-/// decompression's, of a size its frames declare) is handed to JavaScript as that buffer, where
-/// this thread takes native memory (see [`take_native_results`]); smaller ones are copied, which
-/// costs about as much as a finalizer. The copy and the Buffer's allocation were 40% of the
-/// JavaScript thread's time with 64 decompressions of 64 KiB in flight (`perf`); handed over,
-/// 64 in flight took 0.92-0.97 times as long, one awaited at a time 0.92, at 16 KiB 0.97-0.99
-/// (separate processes, Node 26, 2-core VM, 2026-12-03). Sync results are not: decoded into a
-/// Buffer of their own they fault in fewer pages than scratch buffers that wait for a garbage
-/// collection to come back (a loop of 1 MiB `decompressSync`: 72-168k faults against 250k).
-pub const HANDED_OVER_FROM: usize = 16 << 10;
-
-thread_local! {
-  /// Whether this JavaScript thread takes native memory as its results (see
-  /// [`take_native_results`]).
-  static TAKES_NATIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Lets the JavaScript thread calling it be handed native memory as results (see
-/// [`HANDED_OVER_FROM`]): `lib/binding.js` calls it once, on the main thread only (see
-/// `externalMemory` in `lib/platform.js`).
-pub fn take_native_results() {
-  TAKES_NATIVE.with(|takes| takes.set(true));
-}
-
-/// A result a libuv thread made in `scratch`: handed over as it is when large, on a thread that
-/// takes native memory, and when it holds little more room than its bytes (what V8 counts of an
-/// external Buffer is its length); else as [`scratch_result`] makes it.
-pub fn made_elsewhere(env: &Env, scratch: Scratch) -> Result<Js, Failure> {
-  let len = scratch.len();
-  if len >= HANDED_OVER_FROM && scratch.capacity() <= len.saturating_mul(2) && TAKES_NATIVE.with(std::cell::Cell::get) {
-    return handed_over(env, scratch, true);
+/// Whether this thread may be the process's main thread, the only one whose JavaScript takes
+/// native memory (see [`handed_over`]). JavaScript says so from `isMainThread`, which a worker can
+/// overwrite before it loads the package; on Linux the kernel has the last word (a thread whose id
+/// is the process's, from `/proc/thread-self`, read once per thread: where it cannot be read, no).
+/// Elsewhere the caller's word stands.
+fn may_be_main_thread() -> bool {
+  #[cfg(target_os = "linux")]
+  {
+    thread_local! {
+      static MAIN: bool = std::fs::read_link("/proc/thread-self").ok().is_some_and(|path| {
+        // "<process id>/task/<thread id>"
+        let mut parts = path.to_str().unwrap_or_default().split('/');
+        let (process, thread) = (parts.next(), parts.nth(1));
+        process.is_some() && process == thread
+      });
+    }
+    MAIN.with(|main| *main)
   }
-  scratch_result(env, scratch)
+  #[cfg(not(target_os = "linux"))]
+  true
 }
 
 /// Results at least this large are allocated by JavaScript (see [`result_bytes`]).

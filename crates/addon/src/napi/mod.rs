@@ -38,8 +38,8 @@ mod staging;
 mod work;
 
 pub use js::{
-  array, buffer_copy, error_value, filled_buffer, handed_over, result_bytes, scratch_result, settled_array, take_native_results,
-  throw, Js, Slot, Target, ViewOr, JS_ALLOCATES_FROM, OWN_BUFFER, RESULTS_IN_PLACE,
+  array, buffer_copy, error_value, filled_buffer, handed_over, result_bytes, scratch_result, settled_array, throw, Js, Slot,
+  Target, ViewOr, JS_ALLOCATES_FROM, OWN_BUFFER, RESULTS_IN_PLACE,
 };
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area};

@@ -14,7 +14,7 @@ use zstd_pool_core::error::{guarded, Failure};
 
 use zstd_pool_core::memory::Scratch;
 
-use super::js::{checked, error_value, exception_pending, made_elsewhere, result_bytes, string, Js};
+use super::js::{checked, error_value, exception_pending, result_bytes, scratch_result, string, Js};
 
 /// One call's work for the libuv threadpool. It owns everything it reads (inputs copied into
 /// native memory, dictionaries by `Arc`), so the caller may do anything to its buffers, and
@@ -75,11 +75,10 @@ impl IntoJs for Vec<u8> {
   }
 }
 
-/// Bytes in a scratch buffer become a Buffer too: the scratch itself when large, else a copy,
-/// and the scratch goes back to its pool (see [`made_elsewhere`]).
+/// Bytes in a scratch buffer become a Buffer too, and the scratch goes back to its pool.
 impl IntoJs for Scratch {
   fn into_js(self, env: &Env) -> Result<Js, Failure> {
-    made_elsewhere(env, self)
+    scratch_result(env, self)
   }
 }
 
