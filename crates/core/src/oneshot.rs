@@ -245,7 +245,10 @@ impl DecompressCall {
 /// machine by `schedule::paced` with `Work::Decompress`). Output of unknown size is never guessed at.
 pub fn model_micros(plan: OutputPlan) -> f64 {
   match plan {
-    OutputPlan::Exact(len) => schedule::DECOMPRESS_FIXED_MICROS + len as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO,
+    OutputPlan::Exact(len) => {
+      let new_context = if DECOMPRESSORS.keeps_none() { schedule::DECOMPRESS_NEW_CONTEXT_MICROS } else { 0.0 };
+      schedule::DECOMPRESS_FIXED_MICROS + new_context + len as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO
+    }
     OutputPlan::Growable(_) => f64::INFINITY,
   }
 }

@@ -184,6 +184,11 @@ impl<C: Context> ContextPool<C> {
     }
   }
 
+  /// Whether it keeps no idle context (`maxIdleContexts: 0`): every call makes its own.
+  pub fn keeps_none(&self) -> bool {
+    self.max_idle.load(Ordering::Relaxed) == 0
+  }
+
   /// The most recently used idle context if there is one, else a new one.
   pub fn take(&self) -> Result<Lease<C, &Self>, Failure> {
     let cached = {

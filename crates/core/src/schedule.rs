@@ -310,6 +310,14 @@ pub const LDM_TABLE_BYTES_PER_MICRO: f64 = 5000.0;
 pub const DECOMPRESS_BYTES_PER_MICRO: f64 = 1000.0;
 pub const DECOMPRESS_FIXED_MICROS: f64 = 3.0;
 
+/// What making a context adds to a decompression where the pool keeps none (`configurePool({
+/// maxIdleContexts: 0 })`), in µs: a sync call of 1 KiB took 8.5 µs against 5.1 pooled (`npm run
+/// bench`, Node 26, the 2-core VM, 2026-12-03). Left out, 16 decompressions of 1 KiB in flight
+/// ran on the spot at 10.6-11.0 µs a call, where the lanes take them at 8.6-8.8. (Compressions
+/// leave it out: 2.5 µs more put 1 KiB above `HELP_BELOW_MICROS`, and 16 in flight took 15.5-16.9
+/// µs a call against 14.8-15.0.)
+pub const DECOMPRESS_NEW_CONTEXT_MICROS: f64 = 3.4;
+
 #[cfg(test)]
 mod tests {
   use super::*;
