@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
 
 const corpusDir = fileURLToPath(new URL('./corpus', import.meta.url))
 
@@ -166,4 +167,15 @@ export function installPacked(work: string, name: string): string {
 export async function inRounds(rounds: number, width: number, start: (closed: () => void) => void): Promise<void> {
   for (let round = 0; round < rounds; round++)
     await Promise.all(Array.from({ length: width }, () => new Promise<void>((resolve) => start(resolve))))
+}
+
+/** The ArrayBuffer a worker running `code` (CommonJS) posts, once the worker has ended. */
+export async function memoryFromWorker(code: string): Promise<ArrayBuffer> {
+  const worker = new Worker(code, { eval: true })
+  const memory: ArrayBuffer = await new Promise((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+  })
+  await new Promise((resolve) => worker.once('exit', resolve))
+  return memory
 }

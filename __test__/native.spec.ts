@@ -5,7 +5,7 @@ import { markAsUntransferable, Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 
 import { compress, compressSync, decompress, decompressSync, poolStats } from 'zstd-pool'
-import { corpusFile } from './helpers'
+import { corpusFile, memoryFromWorker } from './helpers'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const addon = readdirSync(root).find((name) => name.endsWith('.node'))!
@@ -96,12 +96,7 @@ describe('result Buffers', () => {
       decompress(compressSync(Buffer.alloc(64 << 10, 0x41))).then((result) => {
         parentPort.postMessage(result.buffer, [result.buffer])
       })`
-    const worker = new Worker(code, { eval: true })
-    const memory: ArrayBuffer = await new Promise((resolve, reject) => {
-      worker.once('message', resolve)
-      worker.once('error', reject)
-    })
-    await new Promise((resolve) => worker.once('exit', resolve))
+    const memory = await memoryFromWorker(code)
     const view = new Uint8Array(memory)
     expect(view.length).toBe(64 << 10)
     await Promise.all(Array.from({ length: 8 }, () => decompress(compressSync(Buffer.alloc(64 << 10, 0x42)))))

@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
 
 import { describe, expect, it } from 'vitest'
 
@@ -14,7 +13,7 @@ import {
   PackedResults,
   poolStats,
 } from 'zstd-pool'
-import { corpus, skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
+import { corpus, memoryFromWorker, skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
 
 /** Messages of every size from nothing to 200 KiB, cut from the corpus. */
 const messages = corpus.flatMap(({ data }, file) =>
@@ -211,12 +210,7 @@ describe('compressManyPacked and decompressManyPacked', () => {
           const memory = contents.buffers[0].buffer.transfer()
           parentPort.postMessage(memory, [memory])
         })`
-      const worker = new Worker(code, { eval: true })
-      const memory: ArrayBuffer = await new Promise((resolve, reject) => {
-        worker.once('message', resolve)
-        worker.once('error', reject)
-      })
-      await new Promise((resolve) => worker.once('exit', resolve))
+      const memory = await memoryFromWorker(code)
       const view = new Uint8Array(memory)
       expect(view.length).toBeGreaterThanOrEqual(1024)
       // Other batches take what the pool holds.
@@ -239,12 +233,7 @@ describe('compressManyPacked and decompressManyPacked', () => {
           const memory = contents.buffers[0].buffer.transfer()
           threads.parentPort.postMessage(memory, [memory])
         })`
-      const worker = new Worker(code, { eval: true })
-      const memory: ArrayBuffer = await new Promise((resolve, reject) => {
-        worker.once('message', resolve)
-        worker.once('error', reject)
-      })
-      await new Promise((resolve) => worker.once('exit', resolve))
+      const memory = await memoryFromWorker(code)
       const view = new Uint8Array(memory)
       for (let round = 0; round < 4; round++) {
         await decompressManyPacked(Array.from({ length: 64 }, () => compressSync(Buffer.alloc(4096, 0x42))))
