@@ -114,8 +114,8 @@ function slabsShareable() {
  * batches' chunks, given back to native code when collected): on the main thread only. When a
  * worker's environment ends, Node frees its external memory, or gives it back, even where
  * `ArrayBuffer.prototype.transfer()` has moved it to another thread meanwhile (Node 26), which
- * then reads memory freed or filled with other results. The main thread's ends with the process. */
-// (Code can overwrite isMainThread before this loads: on Linux, native code asks the kernel too.)
+ * then reads memory freed or filled with other results. The main thread's ends with the process.
+ * Code can overwrite `isMainThread` before this loads: on Linux, native code asks the kernel too. */
 const externalMemory = isMainThread
 
 module.exports = {
