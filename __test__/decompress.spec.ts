@@ -165,6 +165,20 @@ describe.each(Object.entries(paths))('%s', (_, run) => {
     }
   })
 
+  it('decodes a frame of a million empty blocks, with or without a declared size', async () => {
+    // More block headers than the walk reads before decoding (one per 16 bytes of input).
+    const payload = Buffer.from('hello, world')
+    const last = Buffer.from([1 | (payload.length << 3), 0, 0])
+    for (const header of [
+      [0x20, payload.length],
+      [0x00, 0x50],
+    ]) {
+      const frame = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, ...header]), Buffer.alloc(3e6), last, payload])
+      expect(await run(frame)).toEqual(payload)
+      await expect(run(frame, { maxOutputLength: 11 })).rejects.toThrowError(RangeError)
+    }
+  })
+
   it('refuses frames needing a window above windowLogMax, naming the option', async () => {
     // The zstd tool writes the window it was told to when it cannot see the input's size.
     const data = corpusFile('urls.10K')

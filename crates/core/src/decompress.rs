@@ -51,6 +51,8 @@ struct FrameSizes {
   dictionary: Option<u32>,
   /// The first dictionary a frame was made with that the set walked against lacks.
   unmatched: Option<u32>,
+  /// Whether the walk read every header; if not, the fields above cover the frames it read.
+  complete: bool,
 }
 
 /// The header of the frame that `bytes` starts with, if they hold all of it.
@@ -58,18 +60,47 @@ fn frame_header(bytes: &[u8]) -> Option<zstd_safe::zstd_sys::ZSTD_FrameHeader> {
   crate::frame::header(bytes).ok()
 }
 
+/// The frame walk reads at most this many frame and block headers, plus one for every
+/// [`BYTES_PER_WALKED_HEADER`] bytes of input. Typical inputs have far fewer (a block holds up to
+/// 128 KiB, a frame of 1 KiB takes about 20 bytes or more). The walk, which an async call makes
+/// on the JavaScript thread, reads a header in about 4 ns: bounded so, it costs about what
+/// copying the input costs there, where a hostile frame of a million empty 3-byte blocks held
+/// the thread 4 ms. An input with more headers is planned as of unknown size: an async call
+/// never decodes it on the JavaScript thread, and its decoding checks what the walk skipped.
+const WALK_HEADERS_FREE: usize = 64;
+const BYTES_PER_WALKED_HEADER: usize = 16;
+
+impl FrameSizes {
+  /// What a walk cut short knows: a declared sum that can only grow, no bound.
+  fn cut_short(self) -> Self {
+    Self { bound: u64::MAX, complete: false, ..self }
+  }
+}
+
+/// Takes one header from what the walk may still read, if any is left.
+fn walk_one(headers_left: &mut usize) -> bool {
+  let left = headers_left.checked_sub(1);
+  *headers_left = left.unwrap_or(0);
+  left.is_some()
+}
+
 /// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or
 /// `None` if it is not exactly a sequence of complete frames; decoding then reports why. Each
-/// frame's dictionary is looked up in `set`, when given.
+/// frame's dictionary is looked up in `set`, when given. Past [`WALK_HEADERS_FREE`] and its
+/// share of the input, the walk stops with what it found ([`FrameSizes::cut_short`]).
 fn frame_sizes(input: &[u8], set: Option<&DictionarySet>) -> Option<FrameSizes> {
   use zstd_safe::zstd_sys::{ZSTD_FrameType_e, ZSTD_CONTENTSIZE_UNKNOWN};
 
   if input.is_empty() {
     return None;
   }
-  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None, unmatched: None };
+  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None, unmatched: None, complete: true };
   let mut rest = input;
+  let mut headers_left = WALK_HEADERS_FREE.saturating_add(input.len() / BYTES_PER_WALKED_HEADER);
   while !rest.is_empty() {
+    if !walk_one(&mut headers_left) {
+      return Some(sizes.cut_short());
+    }
     let header = frame_header(rest)?;
     rest = rest.get(header.headerSize as usize..)?;
     if header.frameType == ZSTD_FrameType_e::ZSTD_skippableFrame {
@@ -89,6 +120,9 @@ fn frame_sizes(input: &[u8], set: Option<&DictionarySet>) -> Option<FrameSizes> 
     };
     let block_size_max = u64::from(header.blockSizeMax);
     loop {
+      if !walk_one(&mut headers_left) {
+        return Some(sizes.cut_short());
+      }
       let block = rest.get(..3)?;
       let block = u32::from(block[0]) | u32::from(block[1]) << 8 | u32::from(block[2]) << 16;
       let (last, kind, size) = (block & 1 == 1, (block >> 1) & 3, (block >> 3) as usize);
@@ -155,7 +189,7 @@ fn plan_sizes(input: &[u8], limits: Limits, sizes: Option<FrameSizes>) -> Result
     return Err(Failure::WindowTooLarge { window, window_log_max: limits.window_log_max });
   }
   let bound = sizes.as_ref().map_or(u64::MAX, |sizes| sizes.bound);
-  if let Some(declared) = declared {
+  if let Some(declared) = declared.filter(|_| sizes.as_ref().is_some_and(|sizes| sizes.complete)) {
     if declared <= bound {
       return Ok(OutputPlan::Exact(declared as usize));
     }

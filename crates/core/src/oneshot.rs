@@ -241,14 +241,30 @@ impl DecompressCall {
   }
 }
 
-/// How long a decompression should take, in µs, by the cost model's own figures (scaled to this
-/// machine by `schedule::paced` with `Work::Decompress`). Output of unknown size is never guessed at.
-pub fn model_micros(plan: OutputPlan) -> f64 {
+/// How long decompressing `input_len` bytes should take, in µs, by the cost model's own figures
+/// (scaled to this machine by `schedule::paced` with `Work::Decompress`). Output of unknown size
+/// is never guessed at. Decoding reads every input byte as well as writing every output byte: a
+/// frame that declares little but holds many blocks (empty ones, say) costs by its input.
+pub fn model_micros(plan: OutputPlan, input_len: usize) -> f64 {
   match plan {
     OutputPlan::Exact(len) => {
       let new_context = if DECOMPRESSORS.keeps_none() { schedule::DECOMPRESS_NEW_CONTEXT_MICROS } else { 0.0 };
-      schedule::DECOMPRESS_FIXED_MICROS + new_context + len as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO
+      schedule::DECOMPRESS_FIXED_MICROS + new_context + len.max(input_len) as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO
     }
     OutputPlan::Growable(_) => f64::INFINITY,
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn a_decompression_costs_by_its_input_where_that_is_larger_than_its_output() {
+    let typical = model_micros(OutputPlan::Exact(1024), 400);
+    assert_eq!(typical, model_micros(OutputPlan::Exact(1024), 0));
+    // A million empty blocks (3 MB) declaring 12 bytes: milliseconds, not a few µs.
+    assert!(model_micros(OutputPlan::Exact(12), 3_000_000) >= 3000.0);
+    assert_eq!(model_micros(OutputPlan::Growable(1 << 16), 10), f64::INFINITY);
   }
 }

@@ -184,7 +184,7 @@ pub fn decompress(
       .with_set(set_of(&reference)?);
     // The frame walk refuses what the limits or the dictionaries rule out, before any work.
     let plan = call.plan(input)?;
-    let model = model_micros(plan);
+    let model = model_micros(plan, input.len());
     let estimate = Estimate::of(Work::Decompress, model, inline_micros);
     if estimate.weighed <= inline_micros || lanes::help(&env, estimate.weighed, inline_micros) {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);

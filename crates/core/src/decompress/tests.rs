@@ -90,7 +90,7 @@ fn does_not_trust_a_header_that_claims_a_terabyte() {
   assert!(matches!(decompress_all(&input, 1 << 20), Err(Failure::OutputTooLarge { .. })));
   assert_eq!(
     frame_sizes(&input, None),
-    Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40, dictionary: None, unmatched: None })
+    Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40, dictionary: None, unmatched: None, complete: true })
   );
   assert!(matches!(plan_output(&input, unlimited(), None), Err(Failure::WindowTooLarge { .. })));
   let wide_open = Limits { window_log_max: MAX_WINDOW_LOG_MAX, ..unlimited() };
@@ -112,6 +112,30 @@ fn a_frame_of_empty_blocks_is_not_what_it_declares() {
   assert!(matches!(outcome, Err(Failure::Zstd(code)) if code == corruption_code()), "{outcome:?}");
   let limited = Limits { max_output_length: 1 << 30, ..unlimited() };
   assert!(matches!(decompress_to_vec(&mut DCtx::create(), &input, limited, None), Err(Failure::OutputTooLarge { .. })));
+}
+
+/// A single-segment frame declaring `payload`'s size: `empty` empty raw blocks, then `payload`
+/// in a last raw block.
+fn frame_of_empty_blocks(empty: usize, payload: &[u8]) -> Vec<u8> {
+  let mut input = vec![0x28, 0xb5, 0x2f, 0xfd, 0x20, payload.len() as u8];
+  input.resize(input.len() + 3 * empty, 0);
+  input.extend_from_slice(&(1 | (payload.len() as u32) << 3).to_le_bytes()[..3]);
+  input.extend_from_slice(payload);
+  input
+}
+
+#[test]
+fn the_walk_stops_where_headers_outnumber_what_the_input_earns() {
+  let payload = b"hello, world";
+  // A few empty blocks are walked: the frame declares what its blocks produce.
+  assert_eq!(plan_output(&frame_of_empty_blocks(40, payload), unlimited(), None).unwrap(), OutputPlan::Exact(12));
+  // A million (3 MB) are not: planned as of unknown size, decoded all the same.
+  let input = frame_of_empty_blocks(1_000_000, payload);
+  assert!(matches!(plan_output(&input, unlimited(), None).unwrap(), OutputPlan::Growable(_)));
+  assert_eq!(decompress_all(&input, usize::MAX).unwrap(), payload);
+  // Frames of 1 KiB of text are walked in full, a thousand of them concatenated.
+  let frames: Vec<u8> = (0..1000).flat_map(|_| zstd::bulk::compress(&text(1024), 3).unwrap()).collect();
+  assert_eq!(plan_output(&frames, unlimited(), None).unwrap(), OutputPlan::Exact(1024 * 1000));
 }
 
 #[test]
