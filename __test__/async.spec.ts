@@ -261,6 +261,27 @@ describe('AbortSignal', () => {
     expect(after.created + after.reused).toBe(before.created + before.reused)
   })
 
+  it('listens to a signal shared by many calls once, with no MaxListenersExceededWarning, and aborts them all', async () => {
+    const warnings: Error[] = []
+    const warned = (warning: Error) => warnings.push(warning)
+    process.on('warning', warned)
+    try {
+      const controller = new AbortController()
+      const calls = Array.from({ length: 20 }, () => compress(textOfLength(4 << 20), { level: 9, signal: controller.signal }))
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+      controller.abort()
+      for (const call of calls) await expect(call).rejects.toThrowError(expect.objectContaining({ name: 'AbortError' }))
+      // Calls made after it aborted are refused at once.
+      await expect(compress('late', { signal: controller.signal })).rejects.toThrowError(
+        expect.objectContaining({ name: 'AbortError' }),
+      )
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.map(({ name }) => name)).not.toContain('MaxListenersExceededWarning')
+    } finally {
+      process.off('warning', warned)
+    }
+  })
+
   it('does not disturb other listeners on the signal', async () => {
     const controller = new AbortController()
     let heard = 0

@@ -9,6 +9,70 @@ const { addAbortListener, types } = require('#platform')
 const { isPromise } = types
 const { materialize, result } = require('./results.js')
 
+const { apply } = Reflect
+const { get: mapGet, set: mapSet, delete: mapDelete } = WeakMap.prototype
+
+/** The calls waiting on each signal, which share one listener on it: a listener each made Node
+ * warn (MaxListenersExceededWarning) as soon as 11 calls shared a signal. Each signal's waiters
+ * are a list (`first`, then `next` of each), which no Array or Set method walks: code could have
+ * patched them since this module loaded. */
+const waitersOf = new WeakMap()
+
+/** Calls `callback` (once) when `abortSignal` aborts, unless the function this returns is called
+ * first. The first waiter on a signal adds the listener, and the last to stop waiting removes it.
+ * Throws what adding it throws. */
+function onAbort(abortSignal, callback) {
+  const joined = apply(mapGet, waitersOf, [abortSignal])
+  const waiters = joined ?? { first: null, subscription: undefined, aborted: false }
+  const waiter = { callback, waiters, previous: null, next: waiters.first }
+  if (waiters.first !== null) waiters.first.previous = waiter
+  waiters.first = waiter
+  if (joined === undefined) {
+    try {
+      // The listener may run in here (a signal's own addEventListener can call it).
+      waiters.subscription = addAbortListener(abortSignal, () => abortAll(abortSignal, waiters))
+    } catch (error) {
+      waiter.waiters = null
+      throw error
+    }
+    // Calls made meanwhile (from that addEventListener) wait on lists of their own.
+    if (!waiters.aborted) apply(mapSet, waitersOf, [abortSignal, waiters])
+    else safely(() => waiters.subscription[Symbol.dispose]())
+  }
+  return () => stopWaiting(abortSignal, waiter)
+}
+
+function stopWaiting(abortSignal, waiter) {
+  const { waiters } = waiter
+  // Already called back, or already stopped.
+  if (waiters === null) return
+  waiter.waiters = null
+  if (waiter.previous === null) waiters.first = waiter.next
+  else waiter.previous.next = waiter.next
+  if (waiter.next !== null) waiter.next.previous = waiter.previous
+  if (waiters.first !== null) return
+  if (apply(mapGet, waitersOf, [abortSignal]) === waiters) apply(mapDelete, waitersOf, [abortSignal])
+  // A signal whose removeEventListener throws keeps a listener that now does nothing.
+  safely(() => waiters.subscription?.[Symbol.dispose]())
+}
+
+/** Calls back every call waiting on the signal, which has aborted. Calls that start meanwhile
+ * (from code an abort reason's getter runs, say) wait on a list of their own. */
+function abortAll(abortSignal, waiters) {
+  if (apply(mapGet, waitersOf, [abortSignal]) === waiters) apply(mapDelete, waitersOf, [abortSignal])
+  waiters.aborted = true
+  let waiter = waiters.first
+  waiters.first = null
+  while (waiter !== null) {
+    const { callback, next } = waiter
+    waiter.waiters = null
+    safely(callback)
+    waiter = next
+  }
+  // A signal that is not an EventTarget may call a listener again: this one is done.
+  safely(() => waiters.subscription?.[Symbol.dispose]())
+}
+
 function abortError(abortSignal) {
   const error = new Error('The operation was aborted', { cause: safely(() => abortSignal.reason) })
   return coded(error, 'ABORT_ERR', { name: { value: 'AbortError', writable: true, configurable: true } })
@@ -23,17 +87,16 @@ function cancellable(abortSignal, start, given) {
   if (abortSignal.aborted) return Promise.reject(abortError(abortSignal))
   return new Promise((resolve, reject) => {
     const cancellation = given ?? new binding.Cancellation()
-    let subscription
+    let stopWaiting
     let done = false
     const finish = (settle, value) => {
       if (done) return
       done = true
-      // A signal whose removeEventListener throws keeps a listener that now does nothing.
-      safely(() => subscription?.[Symbol.dispose]())
+      stopWaiting?.()
       settle(value)
     }
     // If this throws, nothing has started: the Promise rejects with its error.
-    subscription = addAbortListener(abortSignal, () => {
+    stopWaiting = onAbort(abortSignal, () => {
       cancellation.cancel()
       finish(reject, abortError(abortSignal))
     })
