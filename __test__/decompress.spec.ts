@@ -165,17 +165,31 @@ describe.each(Object.entries(paths))('%s', (_, run) => {
     }
   })
 
-  it('decodes a frame of a million empty blocks, with or without a declared size', async () => {
-    // More block headers than the walk reads before decoding (one per 16 bytes of input).
+  it('decodes, and refuses, what follows a million empty blocks as it does alone', async () => {
+    // More headers than an async call reads on the JavaScript thread: it reads them where it
+    // decodes, with the same outcome.
     const payload = Buffer.from('hello, world')
     const last = Buffer.from([1 | (payload.length << 3), 0, 0])
+    const emptyBlocks = Buffer.alloc(3e6)
     for (const header of [
       [0x20, payload.length],
       [0x00, 0x50],
     ]) {
-      const frame = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, ...header]), Buffer.alloc(3e6), last, payload])
+      const frame = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, ...header]), emptyBlocks, last, payload])
       expect(await run(frame)).toEqual(payload)
       await expect(run(frame, { maxOutputLength: 11 })).rejects.toThrowError(RangeError)
+    }
+    // Then a frame that declares 5,000 bytes and needs an 8 KiB window, over windowLogMax 10.
+    const blocksOfNothing = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0]), emptyBlocks, Buffer.from([1, 0, 0])])
+    const wide = Buffer.concat([
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x40, 0x18, 4744 & 0xff, 4744 >> 8, 0x41, 0x9c, 0]), // a raw last block of 5,000
+      Buffer.alloc(5000, 'w'),
+    ])
+    expect(await run(wide)).toEqual(Buffer.alloc(5000, 'w'))
+    for (const input of [wide, Buffer.concat([blocksOfNothing, wide])]) {
+      await expect(run(input, { windowLogMax: 10 })).rejects.toThrowError(
+        expect.objectContaining({ code: 'ZSTD_error_frameParameter_windowTooLarge' }),
+      )
     }
   })
 

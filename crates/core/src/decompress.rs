@@ -51,8 +51,26 @@ struct FrameSizes {
   dictionary: Option<u32>,
   /// The first dictionary a frame was made with that the set walked against lacks.
   unmatched: Option<u32>,
-  /// Whether the walk read every header; if not, the fields above cover the frames it read.
+  /// How many frames and blocks the walk read.
+  walked: Walked,
+  /// Whether the walk read every header (else it ran out of budget, and the fields above cover
+  /// the frames it read).
   complete: bool,
+}
+
+/// How many frames (skippable ones too) and blocks the frame walk read: what decoding them costs
+/// besides their bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Walked {
+  pub frames: u64,
+  pub blocks: u64,
+}
+
+/// A plan, and what the walk that made it read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Planned {
+  pub plan: OutputPlan,
+  pub walked: Walked,
 }
 
 /// The header of the frame that `bytes` starts with, if they hold all of it.
@@ -60,48 +78,59 @@ fn frame_header(bytes: &[u8]) -> Option<zstd_safe::zstd_sys::ZSTD_FrameHeader> {
   crate::frame::header(bytes).ok()
 }
 
-/// The frame walk reads at most this many frame and block headers, plus one for every
-/// [`BYTES_PER_WALKED_HEADER`] bytes of input. Typical inputs have far fewer (a block holds up to
-/// 128 KiB, a frame of 1 KiB takes about 20 bytes or more). The walk, which an async call makes
-/// on the JavaScript thread, reads a header in about 4 ns: bounded so, it costs about what
-/// copying the input costs there, where a hostile frame of a million empty 3-byte blocks held
-/// the thread 4 ms. An input with more headers is planned as of unknown size: an async call
-/// never decodes it on the JavaScript thread, and its decoding checks what the walk skipped.
-const WALK_HEADERS_FREE: usize = 64;
+/// What the walk of an async call, which runs on the JavaScript thread, may read of an input of
+/// `input_len` bytes: this many block headers, plus one for every [`BYTES_PER_WALKED_HEADER`]
+/// bytes, a frame header counting as [`FRAME_HEADER_WEIGHT`]. A block header takes about 4 ns to
+/// read, so the walk holds the thread about 16 µs at most, plus about twice what copying the
+/// input costs there. Typical inputs are within it: a block holds up to 128 KiB, and a frame of
+/// 1 KiB takes about 50 bytes or more. A hostile frame of a million empty 3-byte blocks held the
+/// thread 4 ms to walk, and 5,000 frames of 45 bytes 225 µs. An input past the budget is
+/// planned, in full, where it is decoded: on the threadpool.
+const WALK_HEADERS_FREE: usize = 4096;
 const BYTES_PER_WALKED_HEADER: usize = 16;
+/// A frame header takes about ten times as long to read as a block header: 1,400 frames of 32
+/// bytes held the thread 75 µs before going to the threadpool, one frame of their size 21 µs
+/// (Node 20, the 2-core VM, 2026-12-04; a skippable frame's header reads faster).
+const FRAME_HEADER_WEIGHT: usize = 10;
 
-impl FrameSizes {
-  /// What a walk cut short knows: a declared sum that can only grow, no bound.
-  fn cut_short(self) -> Self {
-    Self { bound: u64::MAX, complete: false, ..self }
-  }
+/// The walk budget of an async call on `input_len` bytes (see [`WALK_HEADERS_FREE`]).
+pub fn walk_budget(input_len: usize) -> usize {
+  WALK_HEADERS_FREE.saturating_add(input_len / BYTES_PER_WALKED_HEADER)
 }
 
-/// Takes one header from what the walk may still read, if any is left.
-fn walk_one(headers_left: &mut usize) -> bool {
-  let left = headers_left.checked_sub(1);
-  *headers_left = left.unwrap_or(0);
+/// Takes `weight` from what the walk may still read, if that much is left.
+fn spend(budget: &mut usize, weight: usize) -> bool {
+  let left = budget.checked_sub(weight);
+  *budget = left.unwrap_or(0);
   left.is_some()
 }
 
 /// Walks the frame and block headers of `input` (cheap: a few bytes per 128 KiB block), or
 /// `None` if it is not exactly a sequence of complete frames; decoding then reports why. Each
-/// frame's dictionary is looked up in `set`, when given. Past [`WALK_HEADERS_FREE`] and its
-/// share of the input, the walk stops with what it found ([`FrameSizes::cut_short`]).
-fn frame_sizes(input: &[u8], set: Option<&DictionarySet>) -> Option<FrameSizes> {
+/// frame's dictionary is looked up in `set`, when given. The walk stops, incomplete, once it
+/// has spent `budget` (see [`walk_budget`]).
+fn frame_sizes(input: &[u8], set: Option<&DictionarySet>, mut budget: usize) -> Option<FrameSizes> {
   use zstd_safe::zstd_sys::{ZSTD_FrameType_e, ZSTD_CONTENTSIZE_UNKNOWN};
 
   if input.is_empty() {
     return None;
   }
-  let mut sizes = FrameSizes { declared: Some(0), bound: 0, window: 0, dictionary: None, unmatched: None, complete: true };
+  let mut sizes = FrameSizes {
+    declared: Some(0),
+    bound: 0,
+    window: 0,
+    dictionary: None,
+    unmatched: None,
+    walked: Walked::default(),
+    complete: false,
+  };
   let mut rest = input;
-  let mut headers_left = WALK_HEADERS_FREE.saturating_add(input.len() / BYTES_PER_WALKED_HEADER);
   while !rest.is_empty() {
-    if !walk_one(&mut headers_left) {
-      return Some(sizes.cut_short());
+    if !spend(&mut budget, FRAME_HEADER_WEIGHT) {
+      return Some(sizes);
     }
     let header = frame_header(rest)?;
+    sizes.walked.frames += 1;
     rest = rest.get(header.headerSize as usize..)?;
     if header.frameType == ZSTD_FrameType_e::ZSTD_skippableFrame {
       rest = rest.get(usize::try_from(header.frameContentSize).ok()?..)?;
@@ -120,10 +149,11 @@ fn frame_sizes(input: &[u8], set: Option<&DictionarySet>) -> Option<FrameSizes> 
     };
     let block_size_max = u64::from(header.blockSizeMax);
     loop {
-      if !walk_one(&mut headers_left) {
-        return Some(sizes.cut_short());
+      if !spend(&mut budget, 1) {
+        return Some(sizes);
       }
       let block = rest.get(..3)?;
+      sizes.walked.blocks += 1;
       let block = u32::from(block[0]) | u32::from(block[1]) << 8 | u32::from(block[2]) << 16;
       let (last, kind, size) = (block & 1 == 1, (block >> 1) & 3, (block >> 3) as usize);
       let (consumed, produced) = match kind {
@@ -149,6 +179,7 @@ fn frame_sizes(input: &[u8], set: Option<&DictionarySet>) -> Option<FrameSizes> 
       rest = rest.get(4..)?;
     }
   }
+  sizes.complete = true;
   Some(sizes)
 }
 
@@ -156,24 +187,68 @@ fn frame_sizes(input: &[u8], set: Option<&DictionarySet>) -> Option<FrameSizes> 
 /// a declared size is used only if the input's blocks can produce that much.
 /// A frame made with a dictionary is refused up front, naming it, unless that dictionary is given.
 pub fn plan_output(input: &[u8], limits: Limits, dictionary: Option<&Prepared>) -> Result<OutputPlan, Failure> {
-  let sizes = frame_sizes(input, None);
-  if let Some(needed) = sizes.as_ref().and_then(|sizes| sizes.dictionary) {
-    let given = dictionary.map(Prepared::id);
-    if given != Some(needed) {
-      return Err(Failure::DictionaryMismatch { needed, given });
-    }
-  }
-  plan_sizes(input, limits, sizes)
+  whole(input, limits, plan_output_within(input, limits, dictionary, usize::MAX))
 }
 
 /// [`plan_output`] for frames that each choose their dictionary from `set` (or use none): a frame
 /// whose dictionary the set lacks is refused up front, naming it.
 pub fn plan_output_with_set(input: &[u8], limits: Limits, set: &DictionarySet) -> Result<OutputPlan, Failure> {
-  let sizes = frame_sizes(input, Some(set));
-  if let Some(needed) = sizes.as_ref().and_then(|sizes| sizes.unmatched) {
-    return Err(Failure::DictionaryNotInSet { needed, given: set.ids() });
+  whole(input, limits, plan_output_with_set_within(input, limits, set, usize::MAX))
+}
+
+/// [`plan_output`], the walk stopping once it has spent `budget` ([`walk_budget`]): `None` if
+/// it did, and the input is then planned with no budget, where it is decoded.
+pub fn plan_output_within(
+  input: &[u8],
+  limits: Limits,
+  dictionary: Option<&Prepared>,
+  budget: usize,
+) -> Result<Option<Planned>, Failure> {
+  planned(input, limits, frame_sizes(input, None, budget), |sizes| match sizes.dictionary {
+    Some(needed) if dictionary.map(Prepared::id) != Some(needed) => {
+      Err(Failure::DictionaryMismatch { needed, given: dictionary.map(Prepared::id) })
+    }
+    _ => Ok(()),
+  })
+}
+
+/// [`plan_output_with_set`], within `budget` as [`plan_output_within`] is.
+pub fn plan_output_with_set_within(
+  input: &[u8],
+  limits: Limits,
+  set: &DictionarySet,
+  budget: usize,
+) -> Result<Option<Planned>, Failure> {
+  planned(input, limits, frame_sizes(input, Some(set), budget), |sizes| match sizes.unmatched {
+    Some(needed) => Err(Failure::DictionaryNotInSet { needed, given: set.ids() }),
+    None => Ok(()),
+  })
+}
+
+/// The plan of a walk with no budget, which cannot run out (a header takes at least a byte).
+fn whole(input: &[u8], limits: Limits, planned: Result<Option<Planned>, Failure>) -> Result<OutputPlan, Failure> {
+  match planned? {
+    Some(Planned { plan, .. }) => Ok(plan),
+    None => plan_sizes(input, limits, None),
   }
-  plan_sizes(input, limits, sizes)
+}
+
+/// The plan for what a walk found, once `check` (the dictionaries) passes; `None` for a walk
+/// that ran out of budget.
+fn planned(
+  input: &[u8],
+  limits: Limits,
+  sizes: Option<FrameSizes>,
+  check: impl FnOnce(&FrameSizes) -> Result<(), Failure>,
+) -> Result<Option<Planned>, Failure> {
+  if let Some(sizes) = &sizes {
+    if !sizes.complete {
+      return Ok(None);
+    }
+    check(sizes)?;
+  }
+  let walked = sizes.as_ref().map_or(Walked::default(), |sizes| sizes.walked);
+  Ok(Some(Planned { plan: plan_sizes(input, limits, sizes)?, walked }))
 }
 
 /// The plan for what the frame walk found (`None`: an input that decoding will refuse).
@@ -189,7 +264,7 @@ fn plan_sizes(input: &[u8], limits: Limits, sizes: Option<FrameSizes>) -> Result
     return Err(Failure::WindowTooLarge { window, window_log_max: limits.window_log_max });
   }
   let bound = sizes.as_ref().map_or(u64::MAX, |sizes| sizes.bound);
-  if let Some(declared) = declared.filter(|_| sizes.as_ref().is_some_and(|sizes| sizes.complete)) {
+  if let Some(declared) = declared {
     if declared <= bound {
       return Ok(OutputPlan::Exact(declared as usize));
     }

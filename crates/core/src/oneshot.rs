@@ -7,7 +7,7 @@ use std::sync::Arc;
 use zstd::zstd_safe::{self, CCtx, DCtx, WriteBuf};
 
 use crate::compress::{self, CompressParams, Reference};
-use crate::decompress::{self, DecodeWith, Limits, OutputPlan};
+use crate::decompress::{self, DecodeWith, Limits, OutputPlan, Planned, Walked};
 use crate::dict::Prepared;
 use crate::dict_set::DictionarySet;
 use crate::error::Failure;
@@ -175,6 +175,15 @@ impl DecompressCall {
     }
   }
 
+  /// [`plan`](Self::plan) with the frame walk stopping once it has spent `budget`
+  /// ([`decompress::walk_budget`]): `None` if it did (see [`decompress::plan_output_within`]).
+  pub fn plan_within(&self, input: &[u8], budget: usize) -> Result<Option<Planned>, Failure> {
+    match &self.set {
+      Some(set) => decompress::plan_output_with_set_within(input, self.limits, set, budget),
+      None => decompress::plan_output_within(input, self.limits, self.dictionary.as_deref(), budget),
+    }
+  }
+
   /// What frames decode against: the prefix, the set, or the dictionary (`main.js` never gives
   /// two of them).
   fn reference<'a>(&'a self, prefix: Option<&'a [u8]>) -> Option<DecodeWith<'a>> {
@@ -241,15 +250,19 @@ impl DecompressCall {
   }
 }
 
-/// How long decompressing `input_len` bytes should take, in µs, by the cost model's own figures
-/// (scaled to this machine by `schedule::paced` with `Work::Decompress`). Output of unknown size
-/// is never guessed at. Decoding reads every input byte as well as writing every output byte: a
-/// frame that declares little but holds many blocks (empty ones, say) costs by its input.
-pub fn model_micros(plan: OutputPlan, input_len: usize) -> f64 {
-  match plan {
+/// How long decompressing `input_len` bytes as `planned` should take, in µs, by the cost model's
+/// own figures (scaled to this machine by `schedule::paced` with `Work::Decompress`). Output of
+/// unknown size is never guessed at. Decoding reads every input byte as well as writing every
+/// output byte, and pays for each frame and block: a frame that declares little but holds many
+/// blocks (empty ones, say), or many tiny frames, cost by those.
+pub fn model_micros(planned: &Planned, input_len: usize) -> f64 {
+  match planned.plan {
     OutputPlan::Exact(len) => {
       let new_context = if DECOMPRESSORS.keeps_none() { schedule::DECOMPRESS_NEW_CONTEXT_MICROS } else { 0.0 };
-      schedule::DECOMPRESS_FIXED_MICROS + new_context + len.max(input_len) as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO
+      let Walked { frames, blocks } = planned.walked;
+      let headers =
+        frames.saturating_sub(1) as f64 * schedule::DECOMPRESS_FRAME_MICROS + blocks as f64 * schedule::DECOMPRESS_BLOCK_MICROS;
+      schedule::DECOMPRESS_FIXED_MICROS + new_context + headers + len.max(input_len) as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO
     }
     OutputPlan::Growable(_) => f64::INFINITY,
   }
@@ -260,11 +273,16 @@ mod tests {
   use super::*;
 
   #[test]
-  fn a_decompression_costs_by_its_input_where_that_is_larger_than_its_output() {
-    let typical = model_micros(OutputPlan::Exact(1024), 400);
-    assert_eq!(typical, model_micros(OutputPlan::Exact(1024), 0));
+  fn a_decompression_costs_by_its_input_frames_and_blocks_where_they_outweigh_its_output() {
+    let planned = |len, frames, blocks| Planned { plan: OutputPlan::Exact(len), walked: Walked { frames, blocks } };
+    let typical = model_micros(&planned(1024, 1, 1), 400);
+    assert_eq!(typical, model_micros(&planned(1024, 1, 1), 0));
+    assert!(typical < 5.0, "{typical}");
     // A million empty blocks (3 MB) declaring 12 bytes: milliseconds, not a few µs.
-    assert!(model_micros(OutputPlan::Exact(12), 3_000_000) >= 3000.0);
-    assert_eq!(model_micros(OutputPlan::Growable(1 << 16), 10), f64::INFINITY);
+    assert!(model_micros(&planned(12, 1, 1_000_001), 3_000_000) >= 20_000.0);
+    // 3,000 frames of a few bytes each (a sync call took about 1 ms).
+    assert!(model_micros(&planned(60_000, 3000, 3000), 88_000) >= 1000.0);
+    let unknown = Planned { plan: OutputPlan::Growable(1 << 16), walked: Walked::default() };
+    assert_eq!(model_micros(&unknown, 10), f64::INFINITY);
   }
 }

@@ -306,12 +306,15 @@ pub const COMPRESS_FIXED_MICROS: f64 = 6.0;
 /// for 1 KiB (commit 139d00b).
 pub const LDM_TABLE_BYTES_PER_MICRO: f64 = 5000.0;
 
-/// Decompression: about 1 GB/s of output, plus a fixed cost, in µs. Counted against the input
-/// where that is larger: the frame walk plans a frame of one-shot size only where its headers
-/// average 16 bytes or more, and an empty block decoded in 16-23 ns (a sync call of a frame of a
-/// million, or of 2,000, on the 2-core VM, 2026-12-04).
+/// Decompression: about 1 GB/s of output, or of input where that is larger, plus a fixed cost,
+/// in µs.
 pub const DECOMPRESS_BYTES_PER_MICRO: f64 = 1000.0;
 pub const DECOMPRESS_FIXED_MICROS: f64 = 3.0;
+/// What each frame after the first adds to a decompression, and each block: a sync call of
+/// 3,000 frames of 20-30 bytes took 0.35 µs a frame; one of a million empty blocks, 16-23 ns a
+/// block (Node 20, the 2-core VM, 2026-12-04).
+pub const DECOMPRESS_FRAME_MICROS: f64 = 0.35;
+pub const DECOMPRESS_BLOCK_MICROS: f64 = 0.02;
 
 /// What making a context adds to a decompression where the pool keeps none (`configurePool({
 /// maxIdleContexts: 0 })`), in µs: a sync call of 1 KiB took 8.5 µs against 5.1 pooled (`npm run

@@ -7,7 +7,7 @@ use napi::bindgen_prelude::Object;
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe;
-use zstd_pool_core::decompress::OutputPlan;
+use zstd_pool_core::decompress::{walk_budget, OutputPlan, Planned};
 use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::{owned, scratch};
 use zstd_pool_core::oneshot::{model_micros, CompressCall, DecompressCall};
@@ -182,11 +182,14 @@ pub fn decompress(
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary_of(&reference)), prefix)?
       .with_set(set_of(&reference)?);
-    // The frame walk refuses what the limits or the dictionaries rule out, before any work.
-    let plan = call.plan(input)?;
-    let model = model_micros(plan, input.len());
+    // The frame walk refuses what the limits or the dictionaries rule out, before any work. An
+    // async call's is bounded: an input with more headers is planned where it is decoded.
+    let budget = if inline_micros.is_finite() { walk_budget(input.len()) } else { usize::MAX };
+    let planned = call.plan_within(input, budget)?;
+    let model = planned.as_ref().map_or(f64::INFINITY, |planned| model_micros(planned, input.len()));
     let estimate = Estimate::of(Work::Decompress, model, inline_micros);
-    if estimate.weighed <= inline_micros || lanes::help(&env, estimate.weighed, inline_micros) {
+    let here = planned.filter(|_| estimate.weighed <= inline_micros || lanes::help(&env, estimate.weighed, inline_micros));
+    if let Some(Planned { plan, .. }) = here {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);
       return if timed(&reference, estimate) { schedule::timed(Work::Decompress, model, here) } else { here() };
     }
@@ -202,17 +205,20 @@ pub fn decompress(
     // declared size is a scratch buffer taken here, on the JavaScript thread, which also gives it
     // back after the copy: allocated on the libuv threads (glibc gives each its own arena), a
     // fresh buffer cost 10-30% more with 16 or 64 calls in flight.
+    let plan = planned.map(|planned| planned.plan);
     let mut output = match plan {
-      OutputPlan::Exact(len) => Some(scratch(len)?),
-      OutputPlan::Growable(_) => None,
+      Some(OutputPlan::Exact(len)) => Some(scratch(len)?),
+      _ => None,
     };
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:decompress", move || match (plan, output.take()) {
-      (OutputPlan::Exact(len), Some(mut output)) => {
+      (Some(OutputPlan::Exact(len)), Some(mut output)) => {
         call.decode_exact(&input, prefix.as_deref(), &mut *output, len)?;
         Ok(Produced::Scratch(output))
       }
-      _ => call.decode_to_vec(&input, prefix.as_deref(), plan).map(Produced::Owned),
+      (Some(plan), _) => call.decode_to_vec(&input, prefix.as_deref(), plan).map(Produced::Owned),
+      // The walk here has no budget.
+      (None, _) => call.decode_to_vec(&input, prefix.as_deref(), call.plan(&input)?).map(Produced::Owned),
     });
     lanes::queue(&env, job, cancellation, estimate.micros, estimate.burst)
   });

@@ -24,14 +24,14 @@ fn streamed_frame(data: &[u8]) -> Vec<u8> {
 fn reads_the_sizes_of_every_frame_kind() {
   let data = text(1_000_000);
   let declared = zstd::bulk::compress(&data, 3).unwrap();
-  let sizes = frame_sizes(&declared, None).unwrap();
+  let sizes = frame_sizes(&declared, None, usize::MAX).unwrap();
   assert_eq!(sizes.declared, Some(1_000_000));
   assert!(sizes.bound >= 1_000_000, "{sizes:?}");
   let mut skippable_then_streamed = vec![0x5e, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 7, 7];
   skippable_then_streamed.extend(streamed_frame(&data));
-  assert_eq!(frame_sizes(&skippable_then_streamed, None).unwrap().declared, None);
-  assert_eq!(frame_sizes(&declared[..declared.len() - 1], None), None);
-  assert_eq!(frame_sizes(b"", None), None);
+  assert_eq!(frame_sizes(&skippable_then_streamed, None, usize::MAX).unwrap().declared, None);
+  assert_eq!(frame_sizes(&declared[..declared.len() - 1], None, usize::MAX), None);
+  assert_eq!(frame_sizes(b"", None, usize::MAX), None);
 }
 
 #[test]
@@ -89,8 +89,16 @@ fn does_not_trust_a_header_that_claims_a_terabyte() {
   input.extend_from_slice(&[0x09, 0x00, 0x00, b'x']);
   assert!(matches!(decompress_all(&input, 1 << 20), Err(Failure::OutputTooLarge { .. })));
   assert_eq!(
-    frame_sizes(&input, None),
-    Some(FrameSizes { declared: Some(1 << 40), bound: 1, window: 1 << 40, dictionary: None, unmatched: None, complete: true })
+    frame_sizes(&input, None, usize::MAX),
+    Some(FrameSizes {
+      declared: Some(1 << 40),
+      bound: 1,
+      window: 1 << 40,
+      dictionary: None,
+      unmatched: None,
+      walked: Walked { frames: 1, blocks: 1 },
+      complete: true
+    })
   );
   assert!(matches!(plan_output(&input, unlimited(), None), Err(Failure::WindowTooLarge { .. })));
   let wide_open = Limits { window_log_max: MAX_WINDOW_LOG_MAX, ..unlimited() };
@@ -125,17 +133,24 @@ fn frame_of_empty_blocks(empty: usize, payload: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn the_walk_stops_where_headers_outnumber_what_the_input_earns() {
+fn a_walk_within_a_budget_stops_where_headers_outnumber_what_the_input_earns() {
   let payload = b"hello, world";
-  // A few empty blocks are walked: the frame declares what its blocks produce.
-  assert_eq!(plan_output(&frame_of_empty_blocks(40, payload), unlimited(), None).unwrap(), OutputPlan::Exact(12));
-  // A million (3 MB) are not: planned as of unknown size, decoded all the same.
-  let input = frame_of_empty_blocks(1_000_000, payload);
-  assert!(matches!(plan_output(&input, unlimited(), None).unwrap(), OutputPlan::Growable(_)));
-  assert_eq!(decompress_all(&input, usize::MAX).unwrap(), payload);
-  // Frames of 1 KiB of text are walked in full, a thousand of them concatenated.
-  let frames: Vec<u8> = (0..1000).flat_map(|_| zstd::bulk::compress(&text(1024), 3).unwrap()).collect();
-  assert_eq!(plan_output(&frames, unlimited(), None).unwrap(), OutputPlan::Exact(1024 * 1000));
+  let within = |input: &[u8]| plan_output_within(input, unlimited(), None, walk_budget(input.len())).unwrap();
+  // A few thousand empty blocks are walked, and counted: the frame declares what its blocks produce.
+  let few = frame_of_empty_blocks(4000, payload);
+  let walked = Walked { frames: 1, blocks: 4001 };
+  assert_eq!(within(&few), Some(Planned { plan: OutputPlan::Exact(12), walked }));
+  // A million (3 MB) are not; with no budget they are, and the plan is the same.
+  let many = frame_of_empty_blocks(1_000_000, payload);
+  assert_eq!(within(&many), None);
+  assert_eq!(plan_output(&many, unlimited(), None).unwrap(), OutputPlan::Exact(12));
+  assert_eq!(decompress_all(&many, usize::MAX).unwrap(), payload);
+  // Frames of 1 KiB of text (about 60 bytes each) are walked in full, a few hundred of them
+  // concatenated; a thousand are planned in full where they are decoded.
+  let frames = |count| -> Vec<u8> { (0..count).flat_map(|_| zstd::bulk::compress(&text(1024), 3).unwrap()).collect() };
+  assert_eq!(within(&frames(300)).map(|planned| planned.plan), Some(OutputPlan::Exact(1024 * 300)));
+  assert_eq!(within(&frames(1000)), None);
+  assert_eq!(plan_output(&frames(1000), unlimited(), None).unwrap(), OutputPlan::Exact(1024 * 1000));
 }
 
 #[test]
