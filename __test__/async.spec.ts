@@ -269,8 +269,12 @@ describe('AbortSignal', () => {
       const controller = new AbortController()
       const calls = Array.from({ length: 20 }, () => compress(textOfLength(4 << 20), { level: 9, signal: controller.signal }))
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+      const order: number[] = []
+      for (const [i, call] of calls.entries()) call.catch(() => order.push(i))
       controller.abort()
       for (const call of calls) await expect(call).rejects.toThrowError(expect.objectContaining({ name: 'AbortError' }))
+      // In the order they were made, as with a listener each.
+      expect(order).toEqual(calls.map((_, i) => i))
       // Calls made after it aborted are refused at once.
       await expect(compress('late', { signal: controller.signal })).rejects.toThrowError(
         expect.objectContaining({ name: 'AbortError' }),

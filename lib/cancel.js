@@ -14,8 +14,8 @@ const { get: mapGet, set: mapSet, delete: mapDelete } = WeakMap.prototype
 
 /** The calls waiting on each signal, which share one listener on it: a listener each made Node
  * warn (MaxListenersExceededWarning) as soon as 11 calls shared a signal. Each signal's waiters
- * are a list (`first`, then `next` of each), which no Array or Set method walks: code could have
- * patched them since this module loaded. */
+ * are a list, oldest first (`first`, then `next` of each, to `last`), which no Array or Set
+ * method walks: code could have patched them since this module loaded. */
 const waitersOf = new WeakMap()
 
 /** Calls `callback` (once) when `abortSignal` aborts, unless the function this returns is called
@@ -23,10 +23,11 @@ const waitersOf = new WeakMap()
  * Throws what adding it throws. */
 function onAbort(abortSignal, callback) {
   const joined = apply(mapGet, waitersOf, [abortSignal])
-  const waiters = joined ?? { first: null, subscription: undefined, aborted: false }
-  const waiter = { callback, waiters, previous: null, next: waiters.first }
-  if (waiters.first !== null) waiters.first.previous = waiter
-  waiters.first = waiter
+  const waiters = joined ?? { first: null, last: null, subscription: undefined, aborted: false }
+  const waiter = { callback, waiters, previous: waiters.last, next: null }
+  if (waiters.last === null) waiters.first = waiter
+  else waiters.last.next = waiter
+  waiters.last = waiter
   if (joined === undefined) {
     try {
       // The listener may run in here (a signal's own addEventListener can call it).
@@ -49,20 +50,23 @@ function stopWaiting(abortSignal, waiter) {
   waiter.waiters = null
   if (waiter.previous === null) waiters.first = waiter.next
   else waiter.previous.next = waiter.next
-  if (waiter.next !== null) waiter.next.previous = waiter.previous
+  if (waiter.next === null) waiters.last = waiter.previous
+  else waiter.next.previous = waiter.previous
   if (waiters.first !== null) return
   if (apply(mapGet, waitersOf, [abortSignal]) === waiters) apply(mapDelete, waitersOf, [abortSignal])
   // A signal whose removeEventListener throws keeps a listener that now does nothing.
   safely(() => waiters.subscription?.[Symbol.dispose]())
 }
 
-/** Calls back every call waiting on the signal, which has aborted. Calls that start meanwhile
- * (from code an abort reason's getter runs, say) wait on a list of their own. */
+/** Calls back every call waiting on the signal, which has aborted, oldest first (each rejects in
+ * the order the calls were made). Calls that start meanwhile (from code an abort reason's getter
+ * runs, say) wait on a list of their own. */
 function abortAll(abortSignal, waiters) {
   if (apply(mapGet, waitersOf, [abortSignal]) === waiters) apply(mapDelete, waitersOf, [abortSignal])
   waiters.aborted = true
   let waiter = waiters.first
   waiters.first = null
+  waiters.last = null
   while (waiter !== null) {
     const { callback, next } = waiter
     waiter.waiters = null
