@@ -91,16 +91,16 @@ function cancellable(abortSignal, start, given) {
   if (abortSignal.aborted) return Promise.reject(abortError(abortSignal))
   return new Promise((resolve, reject) => {
     const cancellation = given ?? new binding.Cancellation()
-    let stopWaiting
+    let leave
     let done = false
     const finish = (settle, value) => {
       if (done) return
       done = true
-      stopWaiting?.()
+      leave?.()
       settle(value)
     }
     // If this throws, nothing has started: the Promise rejects with its error.
-    stopWaiting = onAbort(abortSignal, () => {
+    leave = onAbort(abortSignal, () => {
       cancellation.cancel()
       finish(reject, abortError(abortSignal))
     })

@@ -82,15 +82,15 @@ fn frame_header(bytes: &[u8]) -> Option<zstd_safe::zstd_sys::ZSTD_FrameHeader> {
 /// `input_len` bytes: this many block headers, plus one for every [`BYTES_PER_WALKED_HEADER`]
 /// bytes, a frame header counting as [`FRAME_HEADER_WEIGHT`]. A block header takes about 4 ns to
 /// read, so the walk holds the thread about 16 µs at most, plus about twice what copying the
-/// input costs there. Typical inputs are within it: a block holds up to 128 KiB, and a frame of
-/// 1 KiB takes about 50 bytes or more. A hostile frame of a million empty 3-byte blocks held the
-/// thread 4 ms to walk, and 5,000 frames of 45 bytes 225 µs. An input past the budget is
-/// planned, in full, where it is decoded: on the threadpool.
+/// input costs there. Inputs of a few frames are within it whatever their size (a block holds up
+/// to 128 KiB), and so are a few hundred small frames. A hostile frame of a million empty 3-byte
+/// blocks held the thread 4 ms to walk, and 5,000 frames of 45 bytes about 100 µs. An input past
+/// the budget is planned, in full, where it is decoded: on the threadpool.
 const WALK_HEADERS_FREE: usize = 4096;
 const BYTES_PER_WALKED_HEADER: usize = 16;
-/// A frame header takes about ten times as long to read as a block header: 1,400 frames of 32
-/// bytes held the thread 75 µs before going to the threadpool, one frame of their size 21 µs
-/// (Node 20, the 2-core VM, 2026-12-04; a skippable frame's header reads faster).
+/// A frame header takes several times as long to read as a block header: 17 ns against 4.4 in a
+/// loop over many, and 1,400 frames of 32 bytes held the thread 75 µs before going to the
+/// threadpool, against 21 µs for one frame of their size (Node 20, the 2-core VM, 2026-12-04).
 const FRAME_HEADER_WEIGHT: usize = 10;
 
 /// The walk budget of an async call on `input_len` bytes (see [`WALK_HEADERS_FREE`]).
