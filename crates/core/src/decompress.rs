@@ -59,11 +59,13 @@ struct FrameSizes {
 }
 
 /// How many frames (skippable ones too) and blocks the frame walk read: what decoding them costs
-/// besides their bytes.
+/// besides their bytes. Of the blocks, how many are compressed, each of which may carry tables
+/// to build.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Walked {
   pub frames: u64,
   pub blocks: u64,
+  pub compressed: u64,
 }
 
 /// A plan, and what the walk that made it read.
@@ -163,7 +165,10 @@ fn frame_sizes(input: &[u8], set: Option<&DictionarySet>, mut budget: usize) -> 
         // MIN_CBLOCK_SIZE): a shorter one produces nothing (libzstd's streaming decoder skips an
         // empty one as if it were no block).
         2 if size < 2 => (size, 0),
-        2 => (size, block_size_max),
+        2 => {
+          sizes.walked.compressed += 1;
+          (size, block_size_max)
+        }
         _ => return None,
       };
       if produced > block_size_max {

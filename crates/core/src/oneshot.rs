@@ -253,15 +253,18 @@ impl DecompressCall {
 /// How long decompressing `input_len` bytes as `planned` should take, in µs, by the cost model's
 /// own figures (scaled to this machine by `schedule::paced` with `Work::Decompress`). Output of
 /// unknown size is never guessed at. Decoding reads every input byte as well as writing every
-/// output byte, and pays for each frame and block: a frame that declares little but holds many
-/// blocks (empty ones, say), or many tiny frames, cost by those.
+/// output byte, and pays for each frame and block, and for the tables a compressed block may
+/// bring: a frame that declares little but holds many blocks (empty ones, or tiny ones each with
+/// tables of their own), or many tiny frames, cost by those.
 pub fn model_micros(planned: &Planned, input_len: usize) -> f64 {
   match planned.plan {
     OutputPlan::Exact(len) => {
       let new_context = if DECOMPRESSORS.keeps_none() { schedule::DECOMPRESS_NEW_CONTEXT_MICROS } else { 0.0 };
-      let Walked { frames, blocks } = planned.walked;
-      let headers =
-        frames.saturating_sub(1) as f64 * schedule::DECOMPRESS_FRAME_MICROS + blocks as f64 * schedule::DECOMPRESS_BLOCK_MICROS;
+      let Walked { frames, blocks, compressed } = planned.walked;
+      // The fixed cost covers one frame and one compressed block's tables.
+      let headers = frames.saturating_sub(1) as f64 * schedule::DECOMPRESS_FRAME_MICROS
+        + blocks as f64 * schedule::DECOMPRESS_BLOCK_MICROS
+        + compressed.saturating_sub(1) as f64 * schedule::DECOMPRESS_TABLES_MICROS;
       schedule::DECOMPRESS_FIXED_MICROS + new_context + headers + len.max(input_len) as f64 / schedule::DECOMPRESS_BYTES_PER_MICRO
     }
     OutputPlan::Growable(_) => f64::INFINITY,
@@ -274,14 +277,17 @@ mod tests {
 
   #[test]
   fn a_decompression_costs_by_its_input_frames_and_blocks_where_they_outweigh_its_output() {
-    let planned = |len, frames, blocks| Planned { plan: OutputPlan::Exact(len), walked: Walked { frames, blocks } };
-    let typical = model_micros(&planned(1024, 1, 1), 400);
-    assert_eq!(typical, model_micros(&planned(1024, 1, 1), 0));
+    let planned =
+      |len, frames, blocks, compressed| Planned { plan: OutputPlan::Exact(len), walked: Walked { frames, blocks, compressed } };
+    let typical = model_micros(&planned(1024, 1, 1, 1), 400);
+    assert_eq!(typical, model_micros(&planned(1024, 1, 1, 1), 0));
     assert!(typical < 5.0, "{typical}");
     // A million empty blocks (3 MB) declaring 12 bytes: milliseconds, not a few µs.
-    assert!(model_micros(&planned(12, 1, 1_000_001), 3_000_000) >= 20_000.0);
+    assert!(model_micros(&planned(12, 1, 1_000_001, 0), 3_000_000) >= 20_000.0);
     // 3,000 frames of a few bytes each (a sync call took about 1 ms).
-    assert!(model_micros(&planned(60_000, 3000, 3000), 88_000) >= 1000.0);
+    assert!(model_micros(&planned(60_000, 3000, 3000, 0), 88_000) >= 1000.0);
+    // 100 compressed blocks of 22 bytes, each with tables of its own (0.63 ms on the spot).
+    assert!(model_micros(&planned(700, 1, 100, 100), 2200) >= 500.0);
     let unknown = Planned { plan: OutputPlan::Growable(1 << 16), walked: Walked::default() };
     assert_eq!(model_micros(&unknown, 10), f64::INFINITY);
   }

@@ -96,7 +96,7 @@ fn does_not_trust_a_header_that_claims_a_terabyte() {
       window: 1 << 40,
       dictionary: None,
       unmatched: None,
-      walked: Walked { frames: 1, blocks: 1 },
+      walked: Walked { frames: 1, blocks: 1, compressed: 0 },
       complete: true
     })
   );
@@ -138,7 +138,7 @@ fn a_walk_within_a_budget_stops_where_headers_outnumber_what_the_input_earns() {
   let within = |input: &[u8]| plan_output_within(input, unlimited(), None, walk_budget(input.len())).unwrap();
   // A few thousand empty blocks are walked, and counted: the frame declares what its blocks produce.
   let few = frame_of_empty_blocks(4000, payload);
-  let walked = Walked { frames: 1, blocks: 4001 };
+  let walked = Walked { frames: 1, blocks: 4001, compressed: 0 };
   assert_eq!(within(&few), Some(Planned { plan: OutputPlan::Exact(12), walked }));
   // A million (3 MB) are not; with no budget they are, and the plan is the same.
   let many = frame_of_empty_blocks(1_000_000, payload);
