@@ -10,7 +10,7 @@ const { compressOptions, decompressOptions, referenceOf } = require('./options.j
 const { bytes, copyOf, lengthOf } = require('./primordials.js')
 const { compressSlab, decodeTarget, decoded, decompressSlab, OWN_BUFFER, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled, waitTurn } = require('./schedule.js')
-const { STAGED, STAGE_OWNER, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
+const { STAGED, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
 
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, settings) {
@@ -46,8 +46,8 @@ function compressView(input, settings, micros, cancellation) {
   const { parameters } = settings
   if (STAGED) {
     stagedCompress(input, micros, parameters)
-    if (isPlain(settings, cancellation)) return shrinkStage(binding.compressStagedPlain(STAGE_OWNER))
-    return shrinkStage(binding.compressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
+    if (isPlain(settings, cancellation)) return shrinkStage(binding.compressStagedPlain())
+    return shrinkStage(binding.compressStaged(referenceOf(settings), cancellation))
   }
   const slab = compressSlab(lengthOf(input))
   if (isPlain(settings, cancellation)) return binding.compressPlain(input, parameters, micros, slab, slabOffset())
@@ -84,8 +84,8 @@ function decompressView(input, settings, micros, cancellation) {
   const { maxOutputLength: max, windowLogMax } = settings
   if (STAGED) {
     stagedDecompress(input, micros, max, windowLogMax)
-    if (isPlainDecode(settings, cancellation)) return shrinkStage(binding.decompressStagedPlain(STAGE_OWNER))
-    return shrinkStage(binding.decompressStaged(STAGE_OWNER, referenceOf(settings), cancellation))
+    if (isPlainDecode(settings, cancellation)) return shrinkStage(binding.decompressStagedPlain())
+    return shrinkStage(binding.decompressStaged(referenceOf(settings), cancellation))
   }
   // A sync call's larger result goes into a Buffer made for it here, when its size is declared:
   // filled, if the native call returns a length.

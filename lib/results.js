@@ -127,7 +127,7 @@ function newSlab() {
  * Buffer allocated here. Call it on the native call's return value, before anything else runs. */
 function result(value) {
   if (STAGED) {
-    const output = typeof value === 'number' ? copied(stagedView(value), true) : value
+    const output = value === undefined || typeof value === 'number' ? copied(stagedView(value), true) : value
     afterStagedCall()
     return materialize(output)
   }

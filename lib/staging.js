@@ -3,8 +3,9 @@
 // module's, and emnapi copies each input's whole ArrayBuffer in (kept until it is collected) and
 // each result out through a fresh ArrayBuffer: most of the time of a small call. There, a call
 // is laid out in the staging area, a Uint8Array over the module's own memory (its numbers and
-// settings, then a copy of its input: the layout is crates/addon/src/napi/staging.rs's), and
-// passes only the area's owner; a result that fits past the input is written there and copied
+// settings, then a copy of its input: the layout is crates/addon/src/napi/staging.rs's), its
+// owner is written into a word of that memory, and the native call takes no arguments; a result
+// that fits past the input is written there, its length over the call's first number, and copied
 // out by results.js;
 // other results come as NativeBytes, copied out through a view of their own (see
 // crates/addon/src/napi/staging.rs). Elsewhere nothing here runs but `ownMemory`, which returns its argument.
@@ -25,6 +26,8 @@ const STAGE_KEEP = 8 << 20
 const MAX_STAGE = 2 ** 31 - 1
 /** This copy of the package's own staging area (another copy of it may share the module). */
 const STAGE_OWNER = STAGED ? binding.stagingOwner() : 0
+/** The word that names the owner of each staged call: staged calls take no arguments. */
+const caller = STAGED ? callerWord(binding.stagingCaller()) : null
 let stage = null
 // The memory under `stage`, taken when it is made: results are viewed through these, never
 // through methods of `stage` that a patched `Symbol.species` could divert into calling back in.
@@ -61,6 +64,7 @@ function staged(input, room, micros, settings, maxOutputLength, windowLogMax) {
   stageNumbers[2] = maxOutputLength
   stageNumbers[3] = windowLogMax
   stageNumbers[4] = count
+  caller[0] = STAGE_OWNER
   if (count > 0) typedArraySet.call(stageSettings, settings)
   // A view whose memory is gone (see `bytes`) reads as no bytes: there is nothing to copy.
   if (length > 0) typedArraySet.call(stage, input, inputAt)
@@ -140,9 +144,16 @@ function shrinkStage(value) {
   return value
 }
 
-/** A view of the `length` bytes of result a staged call wrote: copy it before `afterStagedCall`. */
-function stagedView(length) {
+/** A view of the result a staged call wrote, whose length it wrote over the call's first number
+ * (and returned undefined) or returned: copy it before `afterStagedCall`. */
+function stagedView(returned) {
+  const length = returned === undefined ? stageNumbers[0] : returned
   return new Uint8Array(stageBuffer, stageOffset + stageResultAt, length)
+}
+
+/** A Uint32Array over the 4 bytes of `view`. */
+function callerWord(view) {
+  return new Uint32Array(typedArrayGetters.buffer.call(view), typedArrayGetters.byteOffset.call(view), 1)
 }
 
 /** After a staged call's result is taken: an area that grew for it is made small again. */
@@ -152,7 +163,6 @@ function afterStagedCall() {
 
 module.exports = {
   STAGED,
-  STAGE_OWNER,
   afterStagedCall,
   ownMemory,
   shrinkStage,

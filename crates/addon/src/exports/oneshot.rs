@@ -78,6 +78,19 @@ pub fn compress(
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let slot = slab.map(|slab| Slot::new(slab, slab_offset));
+  compress_with(env, input, settings, reference, inline_micros, slot, cancellation)
+}
+
+/// [`compress`], its small result written into `slot` (the staged calls' own, under WASI).
+pub(crate) fn compress_with(
+  env: Env,
+  input: &[u8],
+  settings: &[i32],
+  reference: Option<Reference>,
+  inline_micros: f64,
+  slot: Option<Slot>,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
   let dictionary = dictionary_of(&reference);
   let call = CompressCall::new(settings, || prepared(dictionary));
   let result = call.and_then(|call| {
@@ -110,9 +123,11 @@ pub fn compress(
 fn compress_here(call: &CompressCall, env: &Env, input: &[u8], prefix: Option<&[u8]>, mut slot: Option<Slot>) -> Outcome {
   let bound = zstd_safe::compress_bound(input.len());
   if bound < SHARED_BELOW && prefix.is_none() {
-    if let Some(mut room) = slot.as_mut().and_then(|slot| slot.room(bound, input)) {
-      let written = guarded(|| call.compress_into(input, None, &mut room))?;
-      return Js::number(env, written as u32);
+    if let Some(slot) = slot.as_mut() {
+      if let Some(mut room) = slot.room(bound, input) {
+        let written = guarded(|| call.compress_into(input, None, &mut room))?;
+        return slot.filled(env, written, input);
+      }
     }
   }
   let frame = guarded(|| call.compress_to_scratch(input, prefix))?;
@@ -136,9 +151,9 @@ fn in_slot(env: &Env, bytes: &[u8], mut slot: Option<Slot>, input: &[u8]) -> Opt
   if bytes.len() >= SHARED_BELOW {
     return None;
   }
-  let mut room = slot.as_mut().and_then(|slot| slot.room(bytes.len(), input))?;
-  room.write(bytes);
-  Some(Js::number(env, bytes.len() as u32))
+  let slot = slot.as_mut()?;
+  slot.room(bytes.len(), input)?.write(bytes);
+  Some(slot.filled(env, bytes.len(), input))
 }
 
 /// `compress` with no dictionary, prefix or cancellation, registered by hand (see
@@ -178,6 +193,21 @@ pub fn decompress(
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
   let slot = slab.map(|slab| Slot::new(slab, slab_offset));
+  decompress_with(env, input, max_output_length, window_log_max, reference, inline_micros, slot, cancellation)
+}
+
+/// [`decompress`], its small result written into `slot` (the staged calls' own, under WASI).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn decompress_with(
+  env: Env,
+  input: &[u8],
+  max_output_length: f64,
+  window_log_max: u32,
+  reference: Option<Reference>,
+  inline_micros: f64,
+  slot: Option<Slot>,
+  cancellation: Option<&Cancellation>,
+) -> Result<Js> {
   let result = HeldPrefix::of(&reference).and_then(|held| {
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let call = DecompressCall::new(max_output_length, window_log_max, || prepared(dictionary_of(&reference)), prefix)?
@@ -240,10 +270,11 @@ fn decompress_here(
     // for it (`decodeTarget`) when one of exactly its size came: Node-API's `napi_create_buffer`
     // costs more than a Buffer allocated in JavaScript (docs/performance.md).
     OutputPlan::Exact(len) if prefix.is_none() && (len < SHARED_BELOW || len <= upfront_limit(input.len())) => {
-      let room = slot.as_mut().and_then(|slot| if len < SHARED_BELOW { slot.room(len, input) } else { slot.own(len, input) });
-      if let Some(mut room) = room {
-        guarded(|| call.decode_exact(input, None, &mut room, len))?;
-        return Js::number(env, len as u32);
+      if let Some(slot) = slot.as_mut() {
+        if let Some(mut room) = if len < SHARED_BELOW { slot.room(len, input) } else { slot.own(len, input) } {
+          guarded(|| call.decode_exact(input, None, &mut room, len))?;
+          return slot.filled(env, len, input);
+        }
       }
       filled_buffer(env, len, |output| guarded(|| call.decode_exact(input, None, output, len)))
     }

@@ -10,10 +10,10 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use zstd_pool_core::error::Failure;
 
-use crate::exports::oneshot::{compress, decompress};
+use crate::exports::oneshot::{compress_with, decompress_with};
 use crate::exports::reference::Reference;
 use crate::napi::plain::{self, Args, Plain};
-use crate::napi::{self as raw, throw, Cancellation, Js, Target};
+use crate::napi::{self as raw, throw, Cancellation, Js, Slot};
 
 /// A new owner of a staging area: an id to pass to the other functions here.
 #[napi]
@@ -29,54 +29,59 @@ pub fn staging_area(env: Env, owner: u32, len: u32) -> Result<Js> {
   raw::staging_area(&env, owner, len as usize).map_err(|failure| throw(&env, failure))
 }
 
-/// `owner`'s staged call and where its result goes (see `napi::staged`), or the error that the
-/// owner has no call staged that fits its area.
-fn staged<'a>(env: &Env, owner: f64) -> Result<(raw::StagedCall<'a>, Target, u32)> {
-  raw::staged(owner as u32).ok_or_else(|| throw(env, Failure::Napi("no staged call")))
+/// A view of the word that names the owner of each staged call: `lib/staging.js` writes its
+/// owner's id there as it lays a call out (see `napi/staging.rs`).
+#[napi(ts_return_type = "Uint8Array")]
+pub fn staging_caller(env: Env) -> Result<Js> {
+  raw::staging_caller(&env).map_err(|failure| throw(&env, failure))
 }
 
-/// `compress` under WASI: the call is laid out in `owner`'s staging area (its numbers, settings
-/// and input, see `napi/staging.rs`), and a small result is written into it past the input.
-/// `owner` is a number that is read as an `f64`: emnapi reads an unsigned one through a fresh
-/// typed array.
-#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes> | false")]
+/// The staged call being made and where its result goes (see `napi::staged`), or the error that
+/// its owner has no call staged that fits its area.
+fn staged<'a>(env: &Env) -> Result<(raw::StagedCall<'a>, Slot)> {
+  raw::staged().ok_or_else(|| throw(env, Failure::Napi("no staged call")))
+}
+
+/// `compress` under WASI: the call is laid out in its owner's staging area (its numbers, settings
+/// and input, see `napi/staging.rs`), and a small result is written into it past the input, its
+/// length over the call's first number: then the call returns undefined.
+#[napi(ts_return_type = "undefined | number | NativeBytes | Promise<NativeBytes> | false")]
 pub fn compress_staged(
   env: Env,
-  owner: f64,
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let (call, area, offset) = staged(&env, owner)?;
-  compress(env, call.input, call.settings, reference, call.inline_micros, Some(area), offset, cancellation)
+  let (call, slot) = staged(&env)?;
+  compress_with(env, call.input, call.settings, reference, call.inline_micros, Some(slot), cancellation)
 }
 
 /// `decompress` under WASI, as [`compress_staged`] is `compress`.
-#[napi(ts_return_type = "number | NativeBytes | Promise<NativeBytes> | false")]
+#[napi(ts_return_type = "undefined | number | NativeBytes | Promise<NativeBytes> | false")]
 pub fn decompress_staged(
   env: Env,
-  owner: f64,
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined")] reference: Option<
     Reference,
   >,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let (call, area, offset) = staged(&env, owner)?;
+  let (call, slot) = staged(&env)?;
   let (max_output_length, window_log_max) = (call.max_output_length, call.window_log_max);
-  decompress(env, call.input, max_output_length, window_log_max, reference, call.inline_micros, Some(area), offset, cancellation)
+  decompress_with(env, call.input, max_output_length, window_log_max, reference, call.inline_micros, Some(slot), cancellation)
 }
 
 /// `compressStaged` with no reference or cancellation (most calls), registered by hand (see
-/// `napi/plain.rs`): `compressStagedPlain(owner)`. Under emnapi every Node-API call is a trip
-/// through JavaScript, and the `#[napi]` export's two optional arguments (a type check each) and
-/// its borrow scope were a tenth of a 1 KiB decompression's time (a CPU profile on Node 26,
-/// 2026-12-03).
+/// `napi/plain.rs`) and taking no arguments: `compressStagedPlain()`. Under emnapi every Node-API
+/// call is a trip through JavaScript, and the `#[napi]` export's two optional arguments (a type
+/// check each) and its borrow scope were a tenth of a 1 KiB decompression's time (a CPU profile
+/// on Node 26, 2026-12-03).
 struct CompressStagedPlain;
 
 impl Plain for CompressStagedPlain {
   const NAME: &'static str = "compressStagedPlain";
+  const TAKES_ARGUMENTS: bool = false;
 
-  fn call(env: &Env, args: &Args) -> Result<Js> {
-    compress_staged(*env, args.get(0)?, None, None)
+  fn call(env: &Env, _args: &Args) -> Result<Js> {
+    compress_staged(*env, None, None)
   }
 }
 
@@ -85,9 +90,10 @@ struct DecompressStagedPlain;
 
 impl Plain for DecompressStagedPlain {
   const NAME: &'static str = "decompressStagedPlain";
+  const TAKES_ARGUMENTS: bool = false;
 
-  fn call(env: &Env, args: &Args) -> Result<Js> {
-    decompress_staged(*env, args.get(0)?, None, None)
+  fn call(env: &Env, _args: &Args) -> Result<Js> {
+    decompress_staged(*env, None, None)
   }
 }
 

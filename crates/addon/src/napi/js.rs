@@ -509,6 +509,9 @@ impl Target {
 pub struct Slot {
   target: Target,
   offset: u32,
+  /// Where in the target the result's length goes (a staging area's, see `staging.rs`), rather
+  /// than returned as a number.
+  length_at: Option<u32>,
 }
 
 /// The offset that marks a slot as a Buffer made for one result (`capabilities.ownBuffer`).
@@ -517,7 +520,21 @@ pub const OWN_BUFFER: u32 = u32::MAX;
 impl Slot {
   /// The slot `offset` bytes into `target`.
   pub fn new(target: Target, offset: u32) -> Self {
-    Self { target, offset }
+    Self { target, offset, length_at: None }
+  }
+
+  /// What the call returns once a result of `len` bytes is in the slot: their length, or, for a
+  /// staged call, no value (undefined, made without a Node-API call) with the length written
+  /// into the area as an `f64`.
+  pub fn filled(&mut self, env: &Env, len: usize, input: &[u8]) -> Result<Js, Failure> {
+    let length_at = self.length_at.and_then(|at| self.target.room(at, std::mem::size_of::<f64>(), input));
+    match length_at {
+      Some(mut room) => {
+        room.write(&(len as f64).to_le_bytes());
+        Ok(Js(ptr::null_mut()))
+      }
+      None => Js::number(env, len as u32),
+    }
   }
 
   /// `len` bytes of the slot, if it has that much room and it does not overlap `input` (see
@@ -541,15 +558,22 @@ impl Slot {
 // ---------------------------------------------------------------------------------------------
 // Staging areas (the WebAssembly build)
 
-/// `owner`'s staged call (see `staging::call`), and where its small result goes: the area, from
-/// the first 8-byte boundary past the input. Valid until the call returns: an area is replaced
-/// only by its owner's `staging_area` call. `None` when the owner has no call that fits its area.
+/// The staged call being made (see `staging::call`), and where its small result goes: the area,
+/// from the first 8-byte boundary past the input, its length reported in the area too. Valid
+/// until the call returns: an area is replaced only by its owner's `staging_area` call. `None`
+/// when the caller has no call that fits its area.
 #[cfg(target_family = "wasm")]
-pub fn staged<'a>(owner: u32) -> Option<(super::staging::Call<'a>, Target, u32)> {
-  let call = super::staging::call(owner)?;
+pub fn staged<'a>() -> Option<(super::staging::Call<'a>, Slot)> {
+  let call = super::staging::call()?;
   let result_at = u32::try_from(call.result_at).ok()?;
   let target = Target { data: call.area, len: call.capacity };
-  Some((call, target, result_at))
+  Some((call, Slot { target, offset: result_at, length_at: Some(super::staging::RESULT_LENGTH_AT) }))
+}
+
+/// A view of the word that names the owner of each staged call (the WebAssembly build).
+#[cfg(target_family = "wasm")]
+pub fn staging_caller(env: &Env) -> Result<Js, Failure> {
+  super::staging::caller_view(env).map(Js)
 }
 
 /// Frees `owner`'s staging area and makes a new one of `len` bytes: a view of it (the

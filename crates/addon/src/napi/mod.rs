@@ -42,7 +42,7 @@ pub use js::{
   Target, ViewOr, JS_ALLOCATES_FROM, OWN_BUFFER, RESULTS_IN_PLACE,
 };
 #[cfg(target_family = "wasm")]
-pub use js::{staged, staging_area};
+pub use js::{staged, staging_area, staging_caller};
 #[cfg(target_family = "wasm")]
 pub use staging::Call as StagedCall;
 pub use work::{queue, Cancellation, IntoJs, Job, Produced, Task};

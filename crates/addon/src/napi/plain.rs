@@ -15,6 +15,9 @@ use super::js::{exception_pending, Js};
 /// `MAX_ARGS`; an error is thrown, unless one is pending already).
 pub trait Plain {
   const NAME: &'static str;
+  /// Whether the call reads its arguments: one that takes none (the staged calls, whose owner
+  /// writes everything into its staging area) makes no Node-API call to read them.
+  const TAKES_ARGUMENTS: bool = true;
   fn call(env: &Env, args: &Args) -> napi::Result<Js>;
 }
 
@@ -34,6 +37,9 @@ impl Args {
   /// keeps (see `mod.rs`).
   pub fn get<T: FromNapiValue>(&self, index: usize) -> napi::Result<T> {
     let value = *self.values.get(index).ok_or_else(|| napi::Error::from_reason("an argument past MAX_ARGS"))?;
+    if value.is_null() {
+      return Err(napi::Error::from_reason("an argument of a call that reads none"));
+    }
     // SAFETY: on the JavaScript thread of `env`, during the call whose argument `value` is (a
     // handle valid until the call returns); converting an argument runs no JavaScript.
     unsafe { T::from_napi_value(self.env, value) }
@@ -50,8 +56,12 @@ pub fn register<P: Plain>(env: &Env, exports: &mut Object) -> napi::Result<()> {
 unsafe extern "C" fn callback<P: Plain>(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   let wrapped = Env::from_raw(env);
   // napi-rs's own reading of a call's arguments, as every `#[napi]` function's starts.
-  let result =
-    CallbackInfo::<MAX_ARGS>::new(env, info, None, false).and_then(|info| P::call(&wrapped, &Args { env, values: info.args }));
+  let result = if P::TAKES_ARGUMENTS {
+    CallbackInfo::<MAX_ARGS>::new(env, info, None, false).and_then(|info| P::call(&wrapped, &Args { env, values: info.args }))
+  } else {
+    // No handles: `Args::get` refuses to read one.
+    P::call(&wrapped, &Args { env, values: [std::ptr::null_mut(); MAX_ARGS] })
+  };
   match result {
     Ok(value) => value.raw(),
     Err(error) => {

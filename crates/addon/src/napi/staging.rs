@@ -8,11 +8,11 @@
 //! Buffer is a copy into a fresh `ArrayBuffer`, which needs `Buffer` (absent in browsers).
 //! Profiled on Node 20, that was most of the time of a 1 KiB call.
 //!
-//! So under WASI, calls pass no bytes, and few numbers. A staging area is a native allocation,
-//! which JavaScript sees as a `Uint8Array` over the module's memory (an emnapi memory view, which
-//! stays usable as the memory grows): `lib/staging.js` lays a call out in it (its numbers, then
-//! the input: see [`call`]) and passes only the owner, native code reads it in place and writes
-//! a small result past it, which `lib/results.js` copies out. Reading a number argument is a trip
+//! So under WASI, calls pass no bytes, and plain calls no arguments. A staging area is a native
+//! allocation, which JavaScript sees as a `Uint8Array` over the module's memory (an emnapi memory
+//! view, which stays usable as the memory grows): `lib/staging.js` lays a call out in it (its
+//! numbers, then the input: see [`call`]), native code reads it in place and writes a small
+//! result past it, which `lib/results.js` copies out. Reading a number argument is a trip
 //! through JavaScript under emnapi (and an unsigned one allocates a typed array), and reading an
 //! `Int32Array` of settings, which is no view of the module's memory, goes through an exception
 //! (emnapi tells an `ArrayBuffer` from a `SharedArrayBuffer` by catching one): the numbers of a
@@ -23,13 +23,20 @@
 //! `stagingOwner`; an owner's area is replaced (and the old one freed) only by its own
 //! `stagingArea` call, made between calls, so it never changes during a call.
 //!
+//! A staged call takes no argument and returns no number for a result written into its area:
+//! the owner writes its id into [`CALLER`] as it lays the call out, and native code writes the
+//! result's length over the call's first number. Each argument read and each number returned is
+//! a Node-API call, which emnapi makes in JavaScript (a typed array over the module's memory
+//! each): the three of a 1 KiB decompression were about a sixth of its time (a CPU profile on
+//! Node 26, 2026-12-04).
+//!
 //! Native builds need none of this: the module, and the exports that use it
 //! (`exports/staged.rs`), exist only in the WebAssembly build.
 
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use napi::{sys, Env};
@@ -68,6 +75,12 @@ struct Area {
 static AREAS: Mutex<Vec<Area>> = Mutex::new(Vec::new());
 static GENERATION: AtomicUsize = AtomicUsize::new(0);
 
+/// The owner of the staged call being made: JavaScript writes it, through the view
+/// [`caller_view`] makes, as it lays out each call, and the call reads it first. Only the
+/// JavaScript thread that loaded this instance of the module reads or writes it (threadpool
+/// workers run no staged call's entry), and no JavaScript runs between that write and the read.
+static CALLER: AtomicU32 = AtomicU32::new(0);
+
 fn areas() -> std::sync::MutexGuard<'static, Vec<Area>> {
   AREAS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -89,25 +102,38 @@ pub fn replace(env: &Env, owner: u32, len: usize) -> Result<sys::napi_value, Fai
   memory.resize(words, MaybeUninit::uninit());
   let mut memory = memory.into_boxed_slice();
   let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
-  let mut value = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; `memory` is `len` bytes, kept in `AREAS` until
-  // its owner replaces it or the view's finalizer (for this generation) frees it; the owner
-  // drops the view before replacing it. Runs no JavaScript.
-  let status = unsafe {
-    emnapi_create_memory_view(
-      env.raw(),
-      UINT8_ARRAY,
-      memory.as_mut_ptr().cast(),
-      len,
-      Some(finalize),
-      generation as *mut c_void,
-      &mut value,
-    )
-  };
-  if status != sys::Status::napi_ok || value.is_null() {
-    return Err(Failure::OutOfMemory { bytes: len });
-  }
+  // `memory` is kept in `AREAS` until its owner replaces it or the view's finalizer (for this
+  // generation) frees it; the owner drops the view before replacing it.
+  let freed = Freed { finalize, hint: generation as *mut c_void };
+  let value = memory_view(env, memory.as_mut_ptr().cast(), len, Some(freed)).map_err(|_| Failure::OutOfMemory { bytes: len })?;
   areas().push(Area { memory, owner, generation });
+  Ok(value)
+}
+
+/// A view of [`CALLER`], for JavaScript to write the owner of each staged call into (a
+/// `Uint8Array` of its 4 bytes, little-endian).
+pub fn caller_view(env: &Env) -> Result<sys::napi_value, Failure> {
+  memory_view(env, CALLER.as_ptr().cast(), std::mem::size_of::<u32>(), None)
+}
+
+/// What frees the memory under a view once the view is collected.
+struct Freed {
+  finalize: unsafe extern "C" fn(sys::napi_env, *mut c_void, *mut c_void),
+  hint: *mut c_void,
+}
+
+/// emnapi's `Uint8Array` over the `len` bytes of the module's memory at `data`, which stay
+/// allocated and unmoved until `freed` frees them, or for good without it: the one place views
+/// of the module's memory are made.
+fn memory_view(env: &Env, data: *mut c_void, len: usize, freed: Option<Freed>) -> Result<sys::napi_value, Failure> {
+  let (finalize, hint) = freed.map_or((None, ptr::null_mut()), |freed| (Some(freed.finalize), freed.hint));
+  let mut value = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; `data` is `len` bytes of the module's memory that
+  // stay readable and writable as long as the view (see the callers). Runs no JavaScript.
+  let status = unsafe { emnapi_create_memory_view(env.raw(), UINT8_ARRAY, data, len, finalize, hint, &mut value) };
+  if status != sys::Status::napi_ok || value.is_null() {
+    return Err(Failure::Napi("emnapi_create_memory_view"));
+  }
   Ok(value)
 }
 
@@ -119,8 +145,13 @@ unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mu
 /// `f64` each: the input's length, the microseconds the call may run on the spot, the most output
 /// (decompression) and the window log bound (decompression), and how many settings follow
 /// (compression's, one `i32` each, see `CompressParams::from_settings`). The input starts at the
-/// first 8-byte boundary past them.
+/// first 8-byte boundary past them. A result written into the area has its length written over
+/// the first number ([`RESULT_LENGTH_AT`]).
 const NUMBERS: usize = 5;
+
+/// Where in the area the length of a result written into it goes, as an `f64`: over the input's
+/// length, which the call has read.
+pub const RESULT_LENGTH_AT: u32 = 0;
 
 /// A staged call, read from its owner's area.
 pub struct Call<'a> {
@@ -136,10 +167,11 @@ pub struct Call<'a> {
   pub result_at: usize,
 }
 
-/// `owner`'s staged call (see [`NUMBERS`]). Valid until the call returns: the area is replaced
-/// only by its owner's `stagingArea`. `None` when the owner has no area, or what it says does
-/// not fit in it.
-pub fn call<'a>(owner: u32) -> Option<Call<'a>> {
+/// The staged call of the owner in [`CALLER`] (see [`NUMBERS`]). Valid until the call returns:
+/// the area is replaced only by its owner's `stagingArea`. `None` when the owner has no area, or
+/// what it says does not fit in it.
+pub fn call<'a>() -> Option<Call<'a>> {
+  let owner = CALLER.load(Ordering::Relaxed);
   let mut areas = areas();
   let memory = &mut areas.iter_mut().find(|area| area.owner == owner)?.memory;
   let (data, capacity) = (memory.as_mut_ptr().cast::<u8>(), memory.len() * 8);
@@ -191,22 +223,5 @@ pub fn contains(address: usize, len: usize) -> bool {
 
 /// A view of `bytes`, which the caller keeps unmoved until JavaScript has dropped the view.
 pub fn view(env: &Env, bytes: &[u8]) -> Result<sys::napi_value, Failure> {
-  let mut value = ptr::null_mut();
-  // SAFETY: on the JavaScript thread of `env`; `bytes` is readable. No finalizer: the caller
-  // owns the memory. Runs no JavaScript.
-  let status = unsafe {
-    emnapi_create_memory_view(
-      env.raw(),
-      UINT8_ARRAY,
-      bytes.as_ptr().cast_mut().cast(),
-      bytes.len(),
-      None,
-      ptr::null_mut(),
-      &mut value,
-    )
-  };
-  if status != sys::Status::napi_ok {
-    return Err(Failure::Napi("emnapi_create_memory_view"));
-  }
-  Ok(value)
+  memory_view(env, bytes.as_ptr().cast_mut().cast(), bytes.len(), None)
 }
