@@ -368,6 +368,7 @@ export interface Schedule {
   maxBurstInlineMicrosWithLanes: number
   maxBurstInlineMicros: number
   maxInlineShareMs: number
+  maxInlineShareMsInAPage: number
   shareBurstAfterMs: number
   batchGroupBytes: number
 }

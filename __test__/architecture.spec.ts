@@ -116,6 +116,7 @@ describe('the scheduling thresholds', () => {
       'maxBurstInlineMicrosWithLanes',
       'maxInlineMicros',
       'maxInlineShareMs',
+      'maxInlineShareMsInAPage',
       'shareBurstAfterMs',
     ])
   })

@@ -122,6 +122,8 @@ module.exports = {
   MAX_LENGTH,
   addAbortListener,
   afterTurn,
+  // A web page's event loop, where a turn is a task (see lib/schedule.js).
+  inAPage: true,
   nextTurn,
   allocUnsafeSlow,
   // Native memory is copied out of the module's in a browser anyway.

@@ -125,6 +125,8 @@ module.exports = {
   afterTurn,
   everySecond,
   externalMemory,
+  /** Whether this is a web page's event loop (see lib/schedule.js). */
+  inAPage: false,
   nextTurn,
   allocUnsafeSlow,
   bufferFrom,

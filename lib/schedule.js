@@ -20,7 +20,7 @@
 // that lanes take still goes to them); larger calls take the threadpool.
 
 const { capabilities } = require('./binding.js')
-const { afterTurn, nextTurn, now, parallelism, threadpoolSize, types } = require('#platform')
+const { afterTurn, inAPage, nextTurn, now, parallelism, threadpoolSize, types } = require('#platform')
 const { isPromise } = types
 const { materialize, result } = require('./results.js')
 
@@ -28,10 +28,15 @@ const {
   maxInlineMicros: MAX_INLINE_MICROS,
   maxBurstInlineMicrosWithLanes,
   maxBurstInlineMicros,
-  maxInlineShareMs: MAX_INLINE_SHARE_MS,
+  maxInlineShareMs,
+  maxInlineShareMsInAPage,
   shareBurstAfterMs: SHARE_BURST_AFTER_MS,
   batchGroupBytes: GROUP_BYTES,
 } = capabilities.schedule
+
+/** The share of a turn of the event loop that inline calls may take: longer in a web page, where
+ * a turn costs more (see crates/core/src/schedule.rs). */
+const MAX_INLINE_SHARE_MS = inAPage ? maxInlineShareMsInAPage : maxInlineShareMs
 
 /** What a sync call passes: any work runs on the spot. */
 const SYNC = Number.POSITIVE_INFINITY

@@ -50,6 +50,7 @@ pub struct Schedule {
   pub max_burst_inline_micros_with_lanes: f64,
   pub max_burst_inline_micros: f64,
   pub max_inline_share_ms: f64,
+  pub max_inline_share_ms_in_a_page: f64,
   pub share_burst_after_ms: f64,
   pub batch_group_bytes: u32,
 }
@@ -89,6 +90,7 @@ pub fn capabilities() -> Capabilities {
       max_burst_inline_micros_with_lanes: schedule::MAX_BURST_INLINE_MICROS_WITH_LANES,
       max_burst_inline_micros: schedule::MAX_BURST_INLINE_MICROS,
       max_inline_share_ms: schedule::MAX_INLINE_SHARE_MS,
+      max_inline_share_ms_in_a_page: schedule::MAX_INLINE_SHARE_MS_IN_A_PAGE,
       share_burst_after_ms: schedule::SHARE_BURST_AFTER_MS,
       batch_group_bytes: schedule::BATCH_GROUP_BYTES,
     },
