@@ -9,6 +9,7 @@ import { existsSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 import { payloads } from './corpus.mjs'
+import { thisMachine } from './machine.mjs'
 
 // Not contenders.mjs's requirePeer: importing that module loads the package (the native build)
 // before NAPI_RS_FORCE_WASI is set, and `require('../main.js')` here then gave the native build
@@ -67,5 +68,5 @@ for (const size of [1 << 10, 64 << 10, 1 << 20]) {
 }
 writeFileSync(
   new URL('./results/wasm.json', import.meta.url),
-  `${JSON.stringify({ node: `Node ${process.version}`, rounds, rows }, null, 2)}\n`,
+  `${JSON.stringify({ node: `Node ${process.version}`, date: new Date().toISOString().slice(0, 10), machine: thisMachine(), rounds, rows }, null, 2)}\n`,
 )

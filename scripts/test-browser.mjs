@@ -28,6 +28,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { extname, join, normalize, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { thisMachine } from '../benchmark/machine.mjs'
 
 const require = createRequire(import.meta.url)
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -528,7 +529,8 @@ function save(results) {
     micros: row.usPerCall,
   }))
   const file = join(root, 'benchmark/results/browser.json')
-  writeFileSync(file, `${JSON.stringify({ browser, rounds: results.rounds, rows }, null, 2)}\n`)
+  const measured = { browser, date: new Date().toISOString().slice(0, 10), machine: thisMachine(), rounds: results.rounds, rows }
+  writeFileSync(file, `${JSON.stringify(measured, null, 2)}\n`)
   log(`wrote ${file}`)
 }
 
