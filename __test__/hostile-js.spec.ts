@@ -3,6 +3,7 @@
 // process, hang it, or change another call's result. Each test here failed on the binding layer
 // before it was rebuilt (issue 11); the crashes run in child processes, on every Node at hand.
 import { createRequire } from 'node:module'
+import { dirname, sep } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import * as zstd from 'zstd-pool'
@@ -224,14 +225,26 @@ describe('JavaScript that runs inside a call and calls back in', () => {
     }
   })
 
-  it('keeps two copies of the package in one process apart (two installs sharing one binding)', () => {
+  /** A second copy of the package (its modules evaluated again), sharing the binding, as two
+   * installs of it in one process do. */
+  function secondCopy(): typeof zstd {
     const require = createRequire(import.meta.url)
-    const path = require.resolve('zstd-pool')
-    const cached = require.cache[path]
-    delete require.cache[path]
-    const second = require('zstd-pool') as typeof zstd
-    require.cache[path] = cached
+    const main = require.resolve('zstd-pool')
+    const lib = `${dirname(main)}${sep}lib${sep}`
+    const ours = Object.keys(require.cache).filter((key) => key === main || key.startsWith(lib))
+    const cached = ours.map((key) => [key, require.cache[key]] as const)
+    for (const key of ours) delete require.cache[key]
+    try {
+      return require('zstd-pool') as typeof zstd
+    } finally {
+      for (const [key, module] of cached) require.cache[key] = module
+    }
+  }
+
+  it('keeps two copies of the package in one process apart (two installs sharing one binding)', () => {
+    const second = secondCopy()
     expect(second).not.toBe(zstd)
+    expect(second.compressSync).not.toBe(compressSync)
     const c = Buffer.from('C'.repeat(3000))
     for (let i = 0; i < 3; i++) {
       compressSync('A'.repeat(3000))
@@ -240,6 +253,78 @@ describe('JavaScript that runs inside a call and calls back in', () => {
       expect(decompressSync(compressSync(c)).equals(c)).toBe(true)
       expect(second.decompressSync(compressSync(c)).equals(c)).toBe(true)
     }
+  })
+
+  it('changes no result when the global Uint8Array is replaced by one that calls the library again', () => {
+    const input = Buffer.from(textOfLength(3000))
+    const frame = compressSync(input)
+    const RealUint8Array = globalThis.Uint8Array
+    let depth = 0
+    globalThis.Uint8Array = new Proxy(RealUint8Array, {
+      construct(target, args, newTarget) {
+        if (depth === 0) {
+          depth++
+          try {
+            decompressSync(compressSync(textOfLength(5000)))
+          } finally {
+            depth--
+          }
+        }
+        return Reflect.construct(target, args, newTarget)
+      },
+    })
+    try {
+      for (let i = 0; i < 20; i++) {
+        expect(decompressSync(frame).equals(input)).toBe(true)
+        expect(decompressSync(compressSync(input)).equals(input)).toBe(true)
+      }
+    } finally {
+      globalThis.Uint8Array = RealUint8Array
+    }
+  })
+
+  it('keeps the calls of two copies apart when a call with a prefix or dictionary runs code as its arguments are read', () => {
+    // Under WebAssembly, emnapi copies a Buffer argument into the module with
+    // `Uint8Array.prototype.set`, after the call is laid out: code patched there can make a call of
+    // its own, of the other copy or of this one.
+    const second = secondCopy()
+    const prefix = Buffer.from('the shared prefix text, ')
+    const input = Buffer.from('the shared prefix text, and what follows')
+    const frame = compressSync(input, { prefix })
+    const dictionary = new zstd.Dictionary(Buffer.from(textOfLength(4000)))
+    const dictionaryFrame = compressSync(input, { dictionary })
+    const realSet = Uint8Array.prototype.set
+    for (const [copy, sameCopy] of [
+      [second, false],
+      [zstd, true],
+    ] as const) {
+      let reentered = false
+      Uint8Array.prototype.set = function (this: Uint8Array, ...args: any[]) {
+        if (!reentered) {
+          reentered = true
+          copy.decompressSync(copy.compressSync(textOfLength(5000)))
+        }
+        return realSet.apply(this, args as [ArrayLike<number>, number])
+      }
+      try {
+        for (const [call, expected] of [
+          [() => decompressSync(compressSync(input, { prefix }), { prefix }), input],
+          [() => decompressSync(frame, { prefix }), input],
+          [() => decompressSync(dictionaryFrame, { dictionary }), input],
+        ] as const) {
+          reentered = false
+          try {
+            expect(call().equals(expected)).toBe(true)
+          } catch (error: any) {
+            // The call laid out again under a call of this copy is refused, never run on it.
+            if (!sameCopy || error?.code !== 'ERR_NAPI') throw error
+          }
+        }
+      } finally {
+        Uint8Array.prototype.set = realSet
+      }
+    }
+    dictionary[Symbol.dispose]()
   })
 
   it('changes no result: async_hooks, getters and patched prototypes that call the library again', async () => {

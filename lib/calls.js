@@ -10,7 +10,7 @@ const { compressOptions, decompressOptions, referenceOf } = require('./options.j
 const { bytes, copyOf, lengthOf } = require('./primordials.js')
 const { compressSlab, decodeTarget, decoded, decompressSlab, OWN_BUFFER, result, slabOffset } = require('./results.js')
 const { inlineMicros, SYNC, settled, waitTurn } = require('./schedule.js')
-const { STAGED, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
+const { STAGED, STAGE_OWNER, lastLayout, shrinkStage, stagedCompress, stagedDecompress } = require('./staging.js')
 
 /** `compressSync` of an input and options already checked. */
 function compressNow(input, settings) {
@@ -45,9 +45,15 @@ function later(view, input, settings, cancellation, abandoned) {
 function compressView(input, settings, micros, cancellation) {
   const { parameters } = settings
   if (STAGED) {
+    if (isPlain(settings, cancellation)) {
+      stagedCompress(input, micros, parameters)
+      return shrinkStage(binding.compressStagedPlain())
+    }
+    // Before the layout: taking a prefix's view can run a caller's code (as emnapi's reading of
+    // the arguments can, which the layout's number guards against).
+    const reference = referenceOf(settings)
     stagedCompress(input, micros, parameters)
-    if (isPlain(settings, cancellation)) return shrinkStage(binding.compressStagedPlain())
-    return shrinkStage(binding.compressStaged(referenceOf(settings), cancellation))
+    return shrinkStage(binding.compressStaged(STAGE_OWNER, lastLayout(), reference, cancellation))
   }
   const slab = compressSlab(lengthOf(input))
   if (isPlain(settings, cancellation)) return binding.compressPlain(input, parameters, micros, slab, slabOffset())
@@ -83,9 +89,14 @@ function startDecompress(data, settings, cancellation, abandoned) {
 function decompressView(input, settings, micros, cancellation) {
   const { maxOutputLength: max, windowLogMax } = settings
   if (STAGED) {
+    if (isPlainDecode(settings, cancellation)) {
+      stagedDecompress(input, micros, max, windowLogMax)
+      return shrinkStage(binding.decompressStagedPlain())
+    }
+    // Before the layout, as in compressView.
+    const reference = referenceOf(settings)
     stagedDecompress(input, micros, max, windowLogMax)
-    if (isPlainDecode(settings, cancellation)) return shrinkStage(binding.decompressStagedPlain())
-    return shrinkStage(binding.decompressStaged(referenceOf(settings), cancellation))
+    return shrinkStage(binding.decompressStaged(STAGE_OWNER, lastLayout(), reference, cancellation))
   }
   // A sync call's larger result goes into a Buffer made for it here, when its size is declared:
   // filled, if the native call returns a length.

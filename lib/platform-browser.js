@@ -60,12 +60,16 @@ function isAnyArrayBuffer(value) {
   return isBrand(arrayBufferLength, value) || (sharedArrayBufferLength !== undefined && isBrand(sharedArrayBufferLength, value))
 }
 
+// Not `instanceof`, which runs a `Symbol.hasInstance` that code may define on the constructors
+// later: the ordinary check, as it was when this module loaded.
+const ordinaryHasInstance = Function.prototype[Symbol.hasInstance]
+
 function isPromise(value) {
-  return value instanceof NativePromise
+  return ordinaryHasInstance.call(NativePromise, value)
 }
 
 function isNativeError(value) {
-  return value instanceof NativeError
+  return ordinaryHasInstance.call(NativeError, value)
 }
 
 /** Memory of its own for a result. */

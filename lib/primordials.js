@@ -7,7 +7,10 @@ const { invalidType } = require('./errors.js')
 const { INPUT_TYPES, allocUnsafeSlow, types, utf8 } = require('#platform')
 const { isAnyArrayBuffer, isDataView, isTypedArray, isUint8Array } = types
 
-const typedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype)
+/** The constructor as it was when this module loaded: code can replace the global, and a view
+ * made between a native call and the copy of its result must run none. */
+const NativeUint8Array = Uint8Array
+const typedArrayPrototype = Object.getPrototypeOf(NativeUint8Array.prototype)
 const typedArrayGetters = viewGetters(typedArrayPrototype)
 const dataViewGetters = viewGetters(DataView.prototype)
 function viewGetters(prototype) {
@@ -35,9 +38,9 @@ function bytes(data, name) {
   // as no bytes, as a detached Uint8Array does.
   if (getters) {
     const { buffer, byteOffset, byteLength } = getters
-    return viewOrEmpty(() => new Uint8Array(buffer.call(data), byteOffset.call(data), byteLength.call(data)))
+    return viewOrEmpty(() => new NativeUint8Array(buffer.call(data), byteOffset.call(data), byteLength.call(data)))
   }
-  if (isAnyArrayBuffer(data)) return viewOrEmpty(() => new Uint8Array(data))
+  if (isAnyArrayBuffer(data)) return viewOrEmpty(() => new NativeUint8Array(data))
   throw invalidType(name, INPUT_TYPES, data)
 }
 
@@ -45,7 +48,7 @@ function viewOrEmpty(view) {
   try {
     return view()
   } catch {
-    return new Uint8Array(0)
+    return new NativeUint8Array(0)
   }
 }
 
@@ -64,6 +67,7 @@ function isBinary(value) {
 }
 
 module.exports = {
+  NativeUint8Array,
   bytes,
   copyOf,
   isBinary,

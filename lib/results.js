@@ -13,7 +13,7 @@ const { capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
 const { allocUnsafeSlow, markAsUntransferable, slabsShareable, types } = require('#platform')
 const { isNativeError, isUint8Array } = types
-const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
+const { NativeUint8Array, lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 const { STAGED, afterStagedCall, stagedView } = require('./staging.js')
 
 const SLAB_SIZE = 8192
@@ -146,7 +146,7 @@ const construct = Reflect.construct
 function BufferView() {}
 BufferView.prototype = Object.getPrototypeOf(allocUnsafeSlow(0))
 function slabView(arrayBuffer, offset, length) {
-  return construct(Uint8Array, [arrayBuffer, offset, length], BufferView)
+  return construct(NativeUint8Array, [arrayBuffer, offset, length], BufferView)
 }
 
 function allocationFailed(length) {

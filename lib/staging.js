@@ -14,7 +14,7 @@ const { binding, capabilities } = require('./binding.js')
 const { coded } = require('./errors.js')
 const { allocUnsafeSlow, types } = require('#platform')
 const { isPromise, isUint8Array } = types
-const { lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
+const { NativeUint8Array, lengthOf, typedArrayGetters, typedArraySet } = require('./primordials.js')
 
 const STAGED = capabilities.staged
 const STAGE_MIN = 2 << 20
@@ -37,9 +37,12 @@ let stageOffset = 0
 let stageNumbers = null
 let stageSettings = null
 /** How many numbers (f64) a staged call starts with: its input's length, the microseconds it
- * may run on the spot, the most output and the window log bound (decompression), and how many
- * settings (i32, compression's) follow. */
-const NUMBERS = 5
+ * may run on the spot, the most output and the window log bound (decompression), how many
+ * settings (i32, compression's) follow, and the layout's own number (`layout`). */
+const NUMBERS = 6
+/** How many calls this owner has laid out: a call with arguments names its layout by it, and
+ * native code refuses one whose area code run meanwhile laid out again. */
+let layouts = 0
 const NO_SETTINGS = new Int32Array(0)
 
 /** Where a small result is written in the staging area: past the input, 8-byte aligned. */
@@ -64,6 +67,7 @@ function staged(input, room, micros, settings, maxOutputLength, windowLogMax) {
   stageNumbers[2] = maxOutputLength
   stageNumbers[3] = windowLogMax
   stageNumbers[4] = count
+  stageNumbers[5] = ++layouts
   caller[0] = STAGE_OWNER
   if (count > 0) typedArraySet.call(stageSettings, settings)
   // A view whose memory is gone (see `bytes`) reads as no bytes: there is nothing to copy.
@@ -144,11 +148,17 @@ function shrinkStage(value) {
   return value
 }
 
+/** The number of the last call laid out: what a staged call with arguments passes, after its
+ * owner (see crates/addon/src/napi/staging.rs). */
+function lastLayout() {
+  return layouts
+}
+
 /** A view of the result a staged call wrote, whose length it wrote over the call's first number
  * (and returned undefined) or returned: copy it before `afterStagedCall`. */
 function stagedView(returned) {
   const length = returned === undefined ? stageNumbers[0] : returned
-  return new Uint8Array(stageBuffer, stageOffset + stageResultAt, length)
+  return new NativeUint8Array(stageBuffer, stageOffset + stageResultAt, length)
 }
 
 /** A Uint32Array over the 4 bytes of `view`. */
@@ -163,7 +173,9 @@ function afterStagedCall() {
 
 module.exports = {
   STAGED,
+  STAGE_OWNER,
   afterStagedCall,
+  lastLayout,
   ownMemory,
   shrinkStage,
   stagedCompress,

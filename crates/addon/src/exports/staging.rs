@@ -13,7 +13,7 @@ use zstd_pool_core::error::Failure;
 use crate::exports::oneshot::{compress_with, decompress_with};
 use crate::exports::reference::Reference;
 use crate::napi::plain::{self, Args, Plain};
-use crate::napi::{self as raw, throw, Cancellation, Js, Slot};
+use crate::napi::{self as raw, throw, Caller, Cancellation, Js, Slot};
 
 /// A new owner of a staging area: an id to pass to the other functions here.
 #[napi]
@@ -36,22 +36,32 @@ pub fn staging_caller(env: Env) -> Result<Js> {
   raw::staging_caller(&env).map_err(|failure| throw(&env, failure))
 }
 
-/// The staged call being made and where its result goes (see `napi::staged`), or the error that
-/// its owner has no call staged that fits its area.
-fn staged<'a>(env: &Env) -> Result<(raw::StagedCall<'a>, Slot)> {
-  raw::staged().ok_or_else(|| throw(env, Failure::Napi("no staged call")))
+/// `caller`'s staged call and where its result goes (see `napi::staged`), or the error that it
+/// has no call staged that fits its area, or that code run while its arguments were read laid
+/// out another.
+fn staged<'a>(env: &Env, caller: Caller) -> Result<(raw::StagedCall<'a>, Slot)> {
+  raw::staged(caller)
+    .ok_or_else(|| throw(env, Failure::Napi("no call staged, or its area laid out again by code run as its arguments were read")))
 }
 
 /// `compress` under WASI: the call is laid out in its owner's staging area (its numbers, settings
-/// and input, see `napi/staging.rs`), and a small result is written into it past the input, its
-/// length over the call's first number: then the call returns undefined.
+/// and input, see `napi/staging.rs`) as its `layout`th, and a small result is written into it past
+/// the input, its length over the call's first number: then the call returns undefined.
+/// `owner` and `layout` are numbers read as `f64`s: emnapi reads an unsigned one through a fresh
+/// typed array.
 #[napi(ts_return_type = "undefined | number | NativeBytes | Promise<NativeBytes> | false")]
 pub fn compress_staged(
   env: Env,
+  owner: f64,
+  layout: f64,
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | Uint8Array | undefined")] reference: Option<Reference>,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let (call, slot) = staged(&env)?;
+  compress_of(env, Caller::Given { owner: owner as u32, layout }, reference, cancellation)
+}
+
+fn compress_of(env: Env, caller: Caller, reference: Option<Reference>, cancellation: Option<&Cancellation>) -> Result<Js> {
+  let (call, slot) = staged(&env, caller)?;
   compress_with(env, call.input, call.settings, reference, call.inline_micros, Some(slot), cancellation)
 }
 
@@ -59,12 +69,18 @@ pub fn compress_staged(
 #[napi(ts_return_type = "undefined | number | NativeBytes | Promise<NativeBytes> | false")]
 pub fn decompress_staged(
   env: Env,
+  owner: f64,
+  layout: f64,
   #[napi(ts_arg_type = "PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined")] reference: Option<
     Reference,
   >,
   cancellation: Option<&Cancellation>,
 ) -> Result<Js> {
-  let (call, slot) = staged(&env)?;
+  decompress_of(env, Caller::Given { owner: owner as u32, layout }, reference, cancellation)
+}
+
+fn decompress_of(env: Env, caller: Caller, reference: Option<Reference>, cancellation: Option<&Cancellation>) -> Result<Js> {
+  let (call, slot) = staged(&env, caller)?;
   let (max_output_length, window_log_max) = (call.max_output_length, call.window_log_max);
   decompress_with(env, call.input, max_output_length, window_log_max, reference, call.inline_micros, Some(slot), cancellation)
 }
@@ -81,7 +97,7 @@ impl Plain for CompressStagedPlain {
   const TAKES_ARGUMENTS: bool = false;
 
   fn call(env: &Env, _args: &Args) -> Result<Js> {
-    compress_staged(*env, None, None)
+    compress_of(*env, Caller::Written, None, None)
   }
 }
 
@@ -93,7 +109,7 @@ impl Plain for DecompressStagedPlain {
   const TAKES_ARGUMENTS: bool = false;
 
   fn call(env: &Env, _args: &Args) -> Result<Js> {
-    decompress_staged(*env, None, None)
+    decompress_of(*env, Caller::Written, None, None)
   }
 }
 

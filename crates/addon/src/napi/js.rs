@@ -558,13 +558,13 @@ impl Slot {
 // ---------------------------------------------------------------------------------------------
 // Staging areas (the WebAssembly build)
 
-/// The staged call being made (see `staging::call`), and where its small result goes: the area,
+/// `caller`'s staged call (see `staging::call`), and where its small result goes: the area,
 /// from the first 8-byte boundary past the input, its length reported in the area too. Valid
 /// until the call returns: an area is replaced only by its owner's `staging_area` call. `None`
-/// when the caller has no call that fits its area.
+/// when the caller has no call that fits its area, or another layout than the one it names.
 #[cfg(target_family = "wasm")]
-pub fn staged<'a>() -> Option<(super::staging::Call<'a>, Slot)> {
-  let call = super::staging::call()?;
+pub fn staged<'a>(caller: super::staging::Caller) -> Option<(super::staging::Call<'a>, Slot)> {
+  let call = super::staging::call(caller)?;
   let result_at = u32::try_from(call.result_at).ok()?;
   let target = Target { data: call.area, len: call.capacity };
   Some((call, Slot { target, offset: result_at, length_at: Some(super::staging::RESULT_LENGTH_AT) }))

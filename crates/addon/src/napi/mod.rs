@@ -44,5 +44,5 @@ pub use js::{
 #[cfg(target_family = "wasm")]
 pub use js::{staged, staging_area, staging_caller};
 #[cfg(target_family = "wasm")]
-pub use staging::Call as StagedCall;
+pub use staging::{Call as StagedCall, Caller};
 pub use work::{queue, Cancellation, IntoJs, Job, Produced, Task};

@@ -23,9 +23,12 @@
 //! `stagingOwner`; an owner's area is replaced (and the old one freed) only by its own
 //! `stagingArea` call, made between calls, so it never changes during a call.
 //!
-//! A staged call takes no argument and returns no number for a result written into its area:
-//! the owner writes its id into [`CALLER`] as it lays the call out, and native code writes the
-//! result's length over the call's first number. Each argument read and each number returned is
+//! A plain staged call takes no argument and returns no number for a result written into its
+//! area: the owner writes its id into [`CALLER`] as it lays the call out, and native code writes
+//! the result's length over the call's first number. A call with a dictionary, a prefix or a
+//! signal passes its owner and the number its owner gave this layout ([`Caller::Given`]): reading
+//! those arguments can run code (emnapi copies a Buffer with methods a caller may have patched),
+//! which may have laid out another call meanwhile, in this area or another's. Each argument read and each number returned is
 //! a Node-API call, which emnapi makes in JavaScript (a typed array over the module's memory
 //! each): the three of a 1 KiB decompression were about a sixth of its time (a CPU profile on
 //! Node 26, 2026-12-04).
@@ -76,9 +79,10 @@ static AREAS: Mutex<Vec<Area>> = Mutex::new(Vec::new());
 static GENERATION: AtomicUsize = AtomicUsize::new(0);
 
 /// The owner of the staged call being made: JavaScript writes it, through the view
-/// [`caller_view`] makes, as it lays out each call, and the call reads it first. Only the
-/// JavaScript thread that loaded this instance of the module reads or writes it (threadpool
-/// workers run no staged call's entry), and no JavaScript runs between that write and the read.
+/// [`caller_view`] makes, as it lays out each call, and a call that reads no arguments reads it
+/// first ([`Caller::Written`]), so that no JavaScript runs between that write and the read. Only
+/// the JavaScript thread that loaded this instance of the module reads or writes it (threadpool
+/// workers run no staged call's entry).
 static CALLER: AtomicU32 = AtomicU32::new(0);
 
 fn areas() -> std::sync::MutexGuard<'static, Vec<Area>> {
@@ -144,14 +148,18 @@ unsafe extern "C" fn finalize(_env: sys::napi_env, _data: *mut c_void, hint: *mu
 /// The numbers of a staged call, as `lib/staging.js` writes them at the start of the area, one
 /// `f64` each: the input's length, the microseconds the call may run on the spot, the most output
 /// (decompression) and the window log bound (decompression), and how many settings follow
-/// (compression's, one `i32` each, see `CompressParams::from_settings`). The input starts at the
-/// first 8-byte boundary past them. A result written into the area has its length written over
-/// the first number ([`RESULT_LENGTH_AT`]).
-const NUMBERS: usize = 5;
+/// (compression's, one `i32` each, see `CompressParams::from_settings`), and the number of this
+/// layout (counted by its owner). The input starts at the first 8-byte boundary past them. A
+/// result written into the area has its length written over the first number
+/// ([`RESULT_LENGTH_AT`]).
+const NUMBERS: usize = 6;
 
 /// Where in the area the length of a result written into it goes, as an `f64`: over the input's
 /// length, which the call has read.
 pub const RESULT_LENGTH_AT: u32 = 0;
+
+/// Which of the numbers is the layout's own number (see [`Caller::Given`]).
+const LAYOUT_AT: usize = 5;
 
 /// A staged call, read from its owner's area.
 pub struct Call<'a> {
@@ -167,11 +175,25 @@ pub struct Call<'a> {
   pub result_at: usize,
 }
 
-/// The staged call of the owner in [`CALLER`] (see [`NUMBERS`]). Valid until the call returns:
-/// the area is replaced only by its owner's `stagingArea`. `None` when the owner has no area, or
-/// what it says does not fit in it.
-pub fn call<'a>() -> Option<Call<'a>> {
-  let owner = CALLER.load(Ordering::Relaxed);
+/// Whose staged call a native call makes.
+#[derive(Clone, Copy)]
+pub enum Caller {
+  /// The owner in [`CALLER`]: for a call that reads no arguments, so that no code ran between
+  /// its layout and now.
+  Written,
+  /// `owner`'s, laid out as its `layout`th: for a call that read arguments first. If code that
+  /// ran meanwhile laid out another call there, the numbers differ and the call is refused.
+  Given { owner: u32, layout: f64 },
+}
+
+/// The staged call of `caller` (see [`NUMBERS`]). Valid until the call returns: the area is
+/// replaced only by its owner's `stagingArea`. `None` when the owner has no area, what it says
+/// does not fit in it, or it holds another layout than the one named.
+pub fn call<'a>(caller: Caller) -> Option<Call<'a>> {
+  let owner = match caller {
+    Caller::Written => CALLER.load(Ordering::Relaxed),
+    Caller::Given { owner, .. } => owner,
+  };
   let mut areas = areas();
   let memory = &mut areas.iter_mut().find(|area| area.owner == owner)?.memory;
   let (data, capacity) = (memory.as_mut_ptr().cast::<u8>(), memory.len() * 8);
@@ -184,7 +206,7 @@ pub fn call<'a>() -> Option<Call<'a>> {
   // Its first words are the call's numbers, which the owner wrote (as JavaScript writes any
   // Buffer a call reads; any bit pattern is an `f64`), then the settings and the input, which it
   // wrote too, read only once checked to lie in the area: the settings 4-byte aligned (the area
-  // is 8-byte aligned, the settings 40 bytes into it). One block for the three reads, so that the
+  // is 8-byte aligned, the settings 48 bytes into it). One block for the three reads, so that the
   // checks between them stay next to them.
   let (numbers, settings, input, result_at) = unsafe {
     let numbers = std::slice::from_raw_parts(data.cast::<f64>().cast_const(), NUMBERS);
@@ -200,6 +222,11 @@ pub fn call<'a>() -> Option<Call<'a>> {
     let input = std::slice::from_raw_parts(data.add(input_at).cast_const(), len);
     (numbers, settings, input, result_at)
   };
+  if let Caller::Given { layout, .. } = caller {
+    if numbers[LAYOUT_AT] != layout {
+      return None;
+    }
+  }
   Some(Call {
     input,
     inline_micros: numbers[1],
