@@ -4,9 +4,9 @@
 // each result out through a fresh ArrayBuffer: most of the time of a small call. There, a call
 // is laid out in the staging area, a Uint8Array over the module's own memory (its numbers and
 // settings, then a copy of its input: the layout is crates/addon/src/napi/staging.rs's), its
-// owner is written into a word of that memory, and the native call takes no arguments; a result
-// that fits past the input is written there, its length over the call's first number, and copied
-// out by results.js;
+// owner is written into a word of that memory, and a plain native call takes no arguments; a
+// result that fits past the input is written there, its length over the call's first number, and
+// copied out by results.js;
 // other results come as NativeBytes, copied out through a view of their own (see
 // crates/addon/src/napi/staging.rs). Elsewhere nothing here runs but `ownMemory`, which returns its argument.
 
@@ -26,7 +26,7 @@ const STAGE_KEEP = 8 << 20
 const MAX_STAGE = 2 ** 31 - 1
 /** This copy of the package's own staging area (another copy of it may share the module). */
 const STAGE_OWNER = STAGED ? binding.stagingOwner() : 0
-/** The word that names the owner of each staged call: staged calls take no arguments. */
+/** The word that names the owner of each staged call: plain staged calls take no arguments. */
 const caller = STAGED ? callerWord(binding.stagingCaller()) : null
 let stage = null
 // The memory under `stage`, taken when it is made: results are viewed through these, never
@@ -38,7 +38,7 @@ let stageNumbers = null
 let stageSettings = null
 /** How many numbers (f64) a staged call starts with: its input's length, the microseconds it
  * may run on the spot, the most output and the window log bound (decompression), how many
- * settings (i32, compression's) follow, and the layout's own number (`layout`). */
+ * settings (i32, compression's) follow, and the layout's own number (see `layouts`). */
 const NUMBERS = 6
 /** How many calls this owner has laid out: a call with arguments names its layout by it, and
  * native code refuses one whose area code run meanwhile laid out again. */
