@@ -28,13 +28,13 @@
 //! the result's length over the call's first number. A call with a dictionary, a prefix or a
 //! signal passes its owner and the number its owner gave this layout ([`Caller::Given`]): reading
 //! those arguments can run code (emnapi copies a Buffer with methods a caller may have patched),
-//! which may have laid out another call meanwhile, in this area or another's. Each argument read and each number returned is
-//! a Node-API call, which emnapi makes in JavaScript (a typed array over the module's memory
-//! each): the three of a 1 KiB decompression were about a sixth of its time (a CPU profile on
-//! Node 26, 2026-12-04).
+//! which may have laid out another call meanwhile, in this area or another's. Each argument
+//! read and each number returned is a Node-API call, which emnapi makes in JavaScript (a typed
+//! array over the module's memory each): the three of a 1 KiB decompression were about a sixth
+//! of its time (a CPU profile on Node 26, 2026-12-04).
 //!
 //! Native builds need none of this: the module, and the exports that use it
-//! (`exports/staged.rs`), exist only in the WebAssembly build.
+//! (`exports/staging.rs`), exist only in the WebAssembly build.
 
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
