@@ -60,6 +60,7 @@ pub fn compress_staged(
   compress_of(env, Caller::Given { owner: owner as u32, layout }, reference, cancellation)
 }
 
+/// `caller`'s staged compression: what both staged compress exports run.
 fn compress_of(env: Env, caller: Caller, reference: Option<Reference>, cancellation: Option<&Cancellation>) -> Result<Js> {
   let (call, slot) = staged(&env, caller)?;
   compress_with(env, call.input, call.settings, reference, call.inline_micros, Some(slot), cancellation)
@@ -79,6 +80,7 @@ pub fn decompress_staged(
   decompress_of(env, Caller::Given { owner: owner as u32, layout }, reference, cancellation)
 }
 
+/// `caller`'s staged decompression: what both staged decompress exports run.
 fn decompress_of(env: Env, caller: Caller, reference: Option<Reference>, cancellation: Option<&Cancellation>) -> Result<Js> {
   let (call, slot) = staged(&env, caller)?;
   let (max_output_length, window_log_max) = (call.max_output_length, call.window_log_max);
