@@ -172,10 +172,13 @@ export async function inRounds(rounds: number, width: number, start: (closed: ()
 /** The ArrayBuffer a worker running `code` (CommonJS) posts, once the worker has ended. */
 export async function memoryFromWorker(code: string): Promise<ArrayBuffer> {
   const worker = new Worker(code, { eval: true })
+  // Listened for first: a worker's end drains its messages and emits 'exit' in one go, so a
+  // listener added once the message has been awaited can miss it (the test then never ends).
+  const exited = new Promise((resolve) => worker.once('exit', resolve))
   const memory: ArrayBuffer = await new Promise((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)
   })
-  await new Promise((resolve) => worker.once('exit', resolve))
+  await exited
   return memory
 }
