@@ -10,7 +10,7 @@
 
 const { binding } = require('./lib/binding.js')
 const { compressNow, compressView, decompressNow } = require('./lib/calls.js')
-const { cancellable } = require('./lib/cancel.js')
+const { cancellable, rejectAborted } = require('./lib/cancel.js')
 const { invalidType } = require('./lib/errors.js')
 const { compressOptions, decompressOptions, referenceOf } = require('./lib/options.js')
 const { PackedResults, endsOf, isPacked, packed, sourceOf: packedSource, tooLarge, viewsOf } = require('./lib/packed.js')
@@ -189,7 +189,8 @@ function runGroups(inputs, settings, run, packedForm) {
   const { sizes, group } = sourceOf(inputs)
   if (sizes.length === 0) {
     const none = packedForm ? packed([], []) : []
-    return signal?.aborted ? cancellable(signal, () => none) : Promise.resolve(none)
+    // Nothing to cancel: `aborted` is read once (a signal whose getter flips read it twice).
+    return signal?.aborted ? rejectAborted(signal) : Promise.resolve(none)
   }
   const ends = groupEnds(sizes)
   const starts = [0, ...ends.slice(0, -1)]

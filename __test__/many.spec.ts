@@ -7,6 +7,7 @@ import {
   compressSync,
   Dictionary,
   decompressMany,
+  decompressManyPacked,
   decompressManySync,
   decompressSync,
   poolStats,
@@ -160,6 +161,24 @@ describe('compressMany and decompressMany', () => {
     await new Promise((r) => setTimeout(r, 100))
     const after = poolStats().compressors
     expect(after.created + after.reused).toBe(before.created + before.reused)
+  })
+
+  it("read an empty batch's signal once", async () => {
+    // A signal whose `aborted` reads true, then false: the batch rejects as aborted, with its
+    // code, whatever a second read would say.
+    for (const batch of [compressMany, decompressMany, compressManyPacked, decompressManyPacked] as any[]) {
+      let reads = 0
+      const flipping = {
+        get aborted() {
+          return reads++ === 0
+        },
+        reason: new Error('stop'),
+        addEventListener() {},
+        removeEventListener() {},
+      }
+      await expect(batch([], { signal: flipping })).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' })
+      expect(reads).toBe(1)
+    }
   })
 
   it('reject bad arguments as the single calls do', async () => {

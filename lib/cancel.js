@@ -131,4 +131,10 @@ function cancellable(abortSignal, start, given) {
   })
 }
 
-module.exports = { cancellable }
+/** A Promise rejected as a call with an aborted signal is: for a call with nothing to run (an
+ * empty batch), whose signal is read once. */
+function rejectAborted(abortSignal) {
+  return Promise.reject(abortError(abortSignal))
+}
+
+module.exports = { cancellable, rejectAborted }
