@@ -195,6 +195,30 @@ describe('many async calls in flight', () => {
     if (ranOnTheSpot) expect(types.get('zstd-pool:compress')).toBeUndefined()
   })
 
+  it.skipIf(wasi)('let the event loop turn while a burst settles', async () => {
+    // 20,000 calls made at once: the drainers finish them faster than the JavaScript thread
+    // settles them (a few microseconds each), which it does a millisecond's worth at a time with
+    // the event loop turning in between, not all in one go (where timers, I/O and immediates
+    // waited for the whole burst). An immediate that reschedules itself sees how many had
+    // settled at each turn.
+    const input = textOfLength(1024)
+    const calls = Array.from({ length: 20000 }, () => compress(input, 1))
+    let settled = 0
+    for (const call of calls)
+      call.then(() => {
+        settled++
+      })
+    const seen: number[] = []
+    const watch = () => {
+      seen.push(settled)
+      if (settled < calls.length) setImmediate(watch)
+    }
+    setImmediate(watch)
+    await Promise.all(calls)
+    const midway = new Set(seen.filter((count) => count > 0 && count < calls.length))
+    expect(midway.size).toBeGreaterThan(3)
+  })
+
   it.skipIf(wasi)('survive JavaScript that calls back in while results are settled', async () => {
     const { createHook } = await import('node:async_hooks')
     const nested: Promise<Buffer>[] = []
