@@ -202,6 +202,8 @@ mod native {
     /// (its completion then waits for the event loop alone).
     turn_queued: Option<Instant>,
     turn_ran: bool,
+    /// The JavaScript thread is settling calls.
+    settling: bool,
     /// Drainers waiting for calls, and how many of them were signalled to wake.
     parked: usize,
     signalled: usize,
@@ -215,9 +217,10 @@ mod native {
     }
 
     /// Whether a drainer may wake the JavaScript thread: no wake is on its way, or the turn that
-    /// is stands queued behind other work of the threadpool.
+    /// is stands queued behind other work of the threadpool (and the thread is not settling, as
+    /// without a turn).
     fn may_wake(&self) -> bool {
-      !self.woken || self.turn_stuck()
+      !self.woken || (self.turn_stuck() && !self.settling)
     }
 
     /// Whether the queued [`Turn`] has waited `LANE_TURN_WAIT` for a threadpool thread.
@@ -390,6 +393,7 @@ mod native {
         return;
       }
       state.woken = true;
+      state.settling = true;
       while !state.finished.is_empty() && began.elapsed() < LANE_SETTLE_FOR {
         state.finished_since = None;
         let mut finished = std::mem::take(&mut state.finished).into_iter();
@@ -411,6 +415,7 @@ mod native {
           state.finished_since.get_or_insert(began);
         }
       }
+      state.settling = false;
       if !state.finished.is_empty() && state.turn_queued.is_none() && can_run_js(env) {
         // `woken` stays set: no drainer wakes this thread before the turn's settle.
         state.turn_queued = Some(Instant::now());
