@@ -172,13 +172,6 @@ pub const LANE_SETTLE_AT: usize = 32;
 /// the value itself is recorded).
 pub const LANE_SETTLE_FOR: Duration = Duration::from_millis(1);
 
-/// Lanes: how long calls still finished after a settle of `LANE_SETTLE_FOR` wait for the event
-/// loop to turn (a work item that does nothing, whose completion settles them) before drainers
-/// may wake the JavaScript thread for them again. The work item waits behind whatever else the
-/// threadpool has queued; this bounds what a full threadpool adds to those calls. Measured:
-/// nothing; a trip through an idle threadpool takes tens of microseconds on the 2-core VM.
-pub const LANE_TURN_WAIT: Duration = Duration::from_millis(2);
-
 /// Batches (`compressMany`, `decompressMany`): the most input one group copies and holds; more
 /// makes more groups (commit 8d61e43).
 pub const BATCH_GROUP_BYTES: u32 = 8 << 20;

@@ -16,7 +16,7 @@
 //! thread-safe function while it goes on with the next calls (once the finished ones are worth a
 //! wake, see `worth_a_wake`), or as soon as it runs out of calls; the JavaScript thread then
 //! settles what finishes meanwhile too, for up to `LANE_SETTLE_FOR`, before it lets the event loop
-//! turn.
+//! turn. What is still finished then is settled on a later turn (see `Channel`).
 //!
 //! A lone call (none other in flight on its thread, and not part of a burst) gets a work item of
 //! its own, as do calls estimated to take long, so that a large call never holds a lane that
@@ -93,7 +93,6 @@ mod native {
   use std::cell::RefCell;
   use std::collections::VecDeque;
   use std::ffi::c_void;
-  use std::mem::ManuallyDrop;
   use std::ptr;
   use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
   use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -102,9 +101,7 @@ mod native {
   use napi::{sys, Env};
 
   use zstd_pool_core::error::Failure;
-  use zstd_pool_core::schedule::{
-    lane_slice, LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR, LANE_TURN_WAIT,
-  };
+  use zstd_pool_core::schedule::{lane_slice, LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR};
 
   use crate::napi::js::string;
   use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
@@ -175,6 +172,8 @@ mod native {
     env: usize,
     /// Wakes the JavaScript thread to settle finished calls. Set once, right after it is made.
     wake: AtomicPtr<sys::napi_threadsafe_function__>,
+    /// The other way to the JavaScript thread (see [`Channel`]); null if it could not be made.
+    turn: AtomicPtr<sys::napi_threadsafe_function__>,
     /// Set when Node finalizes the thread-safe function (the environment is torn down).
     closed: AtomicBool,
     /// Async calls of this thread queued and not yet settled (lanes or not).
@@ -196,37 +195,31 @@ mod native {
     finished_since: Option<Instant>,
     /// Drainers queued or running.
     drainers: usize,
-    /// A wake is on its way to the JavaScript thread (or a [`Turn`]).
+    /// A wake is on its way to the JavaScript thread.
     woken: bool,
-    /// When the [`Turn`] that is queued was queued, and whether a threadpool thread has run it
-    /// (its completion then waits for the event loop alone).
-    turn_queued: Option<Instant>,
-    turn_ran: bool,
-    /// The JavaScript thread is settling calls.
-    settling: bool,
+    /// The channel through which the calls that a settle left are on their way (`woken` stays
+    /// set meanwhile).
+    left_for: Option<Channel>,
     /// Drainers waiting for calls, and how many of them were signalled to wake.
     parked: usize,
     signalled: usize,
   }
 
-  impl State {
-    /// Whether the queued [`Turn`] settles what finished: it ran, or it was queued less than
-    /// `LANE_TURN_WAIT` ago.
-    fn awaits_turn(&self) -> bool {
-      self.turn_queued.is_some() && !self.turn_stuck()
-    }
-
-    /// Whether a drainer may wake the JavaScript thread: no wake is on its way, or the turn that
-    /// is stands queued behind other work of the threadpool (and the thread is not settling, as
-    /// without a turn).
-    fn may_wake(&self) -> bool {
-      !self.woken || (self.turn_stuck() && !self.settling)
-    }
-
-    /// Whether the queued [`Turn`] has waited `LANE_TURN_WAIT` for a threadpool thread.
-    fn turn_stuck(&self) -> bool {
-      !self.turn_ran && self.turn_queued.is_some_and(|queued| queued.elapsed() >= LANE_TURN_WAIT)
-    }
+  /// The two thread-safe functions that reach the JavaScript thread. Node runs the calls of one
+  /// back to back, within one turn of the event loop, as long as new ones come while it runs them
+  /// (up to a thousand); a call made to the other while one runs comes on a later turn, or at
+  /// the latest on the next (libuv looks at each async handle once per turn). So a settle that
+  /// stops after `LANE_SETTLE_FOR` sends what is left through the channel it was not called by:
+  /// settling a burst goes from one to the other, and the event loop turns in between (timers,
+  /// I/O and immediates that are due run), with no threadpool thread needed. A burst of 100,000
+  /// compressions of 1 KiB was settled in one go before, 300 to 570 ms during which a 1 ms
+  /// interval fired once or not at all.
+  #[derive(Clone, Copy, PartialEq, Eq)]
+  enum Channel {
+    /// `wake`, which drainers call too.
+    Wake,
+    /// `turn`, called only for what a settle left.
+    Turn,
   }
 
   thread_local! {
@@ -250,6 +243,7 @@ mod native {
       let lanes = Arc::new(Self {
         env: key,
         wake: AtomicPtr::new(ptr::null_mut()),
+        turn: AtomicPtr::new(ptr::null_mut()),
         closed: AtomicBool::new(false),
         in_flight: AtomicUsize::new(0),
         width,
@@ -265,40 +259,53 @@ mod native {
         all.retain(|lanes| !lanes.closed());
         all.push(lanes.clone());
       });
-      // The thread-safe function holds a reference of its own, given back when Node finalizes it.
-      let context = Arc::into_raw(lanes.clone()).cast_mut().cast::<c_void>();
-      let mut wake = ptr::null_mut();
+      let Some(wake) = lanes.threadsafe(env, "zstd-pool:lanes", woken) else {
+        // Without a way to wake this thread, these lanes take no more calls.
+        lanes.closed.store(true, Ordering::Release);
+        return Err(Failure::Napi("napi_create_threadsafe_function"));
+      };
+      lanes.wake.store(wake, Ordering::Release);
+      // Without it, a settle goes on until nothing is left, as it did before there was one.
+      if let Some(turn) = lanes.threadsafe(env, "zstd-pool:lanes-turn", turned) {
+        lanes.turn.store(turn, Ordering::Release);
+      }
+      Ok(lanes)
+    }
+
+    /// A thread-safe function named `name` that calls `call` on the JavaScript thread with these
+    /// lanes, unreferenced (idle lanes must not keep the process alive; a drainer at work does,
+    /// as a work item). It holds a reference to the lanes of its own, given back when Node
+    /// finalizes it.
+    fn threadsafe(self: &Arc<Self>, env: &Env, name: &str, call: CallJs) -> Option<Threadsafe> {
+      let context = Arc::into_raw(self.clone()).cast_mut().cast::<c_void>();
+      let mut function = ptr::null_mut();
       // SAFETY: on the JavaScript thread of `env`; `context` stays valid until `finalized` runs,
-      // and `wake` is unreferenced right after it is made there. Idle lanes must not keep the
-      // process alive; a drainer at work does (it is a work item).
+      // and `function` is unreferenced right after it is made.
       let status = unsafe {
         let status = sys::napi_create_threadsafe_function(
           env.raw(),
           ptr::null_mut(),
           ptr::null_mut(),
-          string(env, "zstd-pool:lanes"),
+          string(env, name),
           0,
           1,
           context,
           Some(finalized),
           context,
-          Some(woken),
-          &mut wake,
+          Some(call),
+          &mut function,
         );
         if status == sys::Status::napi_ok {
-          sys::napi_unref_threadsafe_function(env.raw(), wake);
+          sys::napi_unref_threadsafe_function(env.raw(), function);
         }
         status
       };
       if status != sys::Status::napi_ok {
         // SAFETY: the reference made above, which Node did not take.
         drop(unsafe { Arc::from_raw(context.cast::<Self>()) });
-        // Without a way to wake this thread, these lanes take no more calls.
-        lanes.closed.store(true, Ordering::Release);
-        return Err(Failure::Napi("napi_create_threadsafe_function"));
+        return None;
       }
-      lanes.wake.store(wake, Ordering::Release);
-      Ok(lanes)
+      Some(function)
     }
 
     /// Whether `env`'s lanes have at least two calls per drainer waiting.
@@ -376,56 +383,60 @@ mod native {
       }
     }
 
-    /// Settles every finished call, on the JavaScript thread. Settling can run JavaScript (a
-    /// `then` getter on a result's prototype), which may call in: no lock is held meanwhile.
+    /// Settles finished calls, on the JavaScript thread, called by `via` (none: a drainer's
+    /// completion). Settling can run JavaScript (a `then` getter on a result's prototype), which
+    /// may call in: no lock is held meanwhile.
     ///
     /// No drainer wakes this thread again until it is done: Node runs the calls of a thread-safe
     /// function back to back, without letting the event loop turn, for as long as new ones come
     /// while it runs them (up to a thousand), and with calls flowing steadily they would.
-    /// Calls that finish while it settles are settled too, for up to `LANE_SETTLE_FOR`. Calls
-    /// still finished then wait for the event loop to turn (see [`Turn`]): woken by a drainer,
-    /// they were settled in the same run of the thread-safe function's calls, and a burst of
-    /// 100,000 calls held timers and I/O back for the 250 to 400 ms of their settling.
-    fn settle(self: &Arc<Self>, env: &Env) {
+    /// Calls that finish while it settles are settled too, for up to `LANE_SETTLE_FOR`, the time
+    /// read after each call (calls that finished while this thread ran other code, thousands
+    /// after a loop that made them, come all at once: settled in one go, they took 30 to 40 ms).
+    /// What is left then goes through the other channel (see [`Channel`]).
+    fn settle(&self, env: &Env, via: Option<Channel>) {
       let began = Instant::now();
       let mut state = self.lock();
-      if state.awaits_turn() {
-        return;
+      if let Some(channel) = state.left_for {
+        if via == Some(channel) {
+          state.left_for = None;
+          self.hold(env, channel, false);
+        } else if can_run_js(env) {
+          // What was left is on its way, and is settled when it comes.
+          return;
+        }
+        // Else the environment is torn down, and no channel calls back: all is settled now.
       }
       state.woken = true;
-      state.settling = true;
-      while !state.finished.is_empty() && began.elapsed() < LANE_SETTLE_FOR {
+      let mut limited = true;
+      while !state.finished.is_empty() {
+        if limited && began.elapsed() >= LANE_SETTLE_FOR {
+          drop(state);
+          if self.send_rest(env, via) {
+            // `woken` stays set: no drainer wakes this thread before the rest comes.
+            return;
+          }
+          // No way to send it: everything is settled now, as before there was one.
+          limited = false;
+          state = self.lock();
+          continue;
+        }
         state.finished_since = None;
         let mut finished = std::mem::take(&mut state.finished).into_iter();
         drop(state);
-        // The time is read after every call: calls that finished while this thread ran other
-        // code (a loop that made thousands) come all at once, and settling them all took 30 to
-        // 40 ms.
         for call in finished.by_ref() {
           call.complete(env);
-          if began.elapsed() >= LANE_SETTLE_FOR {
+          if limited && began.elapsed() >= LANE_SETTLE_FOR {
             break;
           }
         }
         state = self.lock();
         if finished.len() > 0 {
-          // The rest, first, in the order they finished.
+          // The rest goes first, in the order they finished.
           let later = std::mem::replace(&mut state.finished, finished.collect());
           state.finished.extend(later);
           state.finished_since.get_or_insert(began);
         }
-      }
-      state.settling = false;
-      if !state.finished.is_empty() && state.turn_queued.is_none() && can_run_js(env) {
-        // `woken` stays set: no drainer wakes this thread before the turn's settle.
-        state.turn_queued = Some(Instant::now());
-        state.turn_ran = false;
-        drop(state);
-        if queue_work(env, "zstd-pool:lanes-turn", Turn { lanes: self.clone() }, drop).is_ok() {
-          return;
-        }
-        state = self.lock();
-        state.turn_queued = None;
       }
       state.woken = false;
       // Calls that finished meanwhile: a parked drainer, signalled, wakes this thread for them
@@ -439,15 +450,65 @@ mod native {
     /// Wakes the JavaScript thread to settle finished calls. If the thread-safe function is
     /// closing, the drainer's completion settles them instead.
     fn wake(&self) {
-      let wake = self.wake.load(Ordering::Acquire);
-      // Not made yet (a call made while it was being made), or gone: the drainers' completions
-      // settle what finished.
-      if wake.is_null() || self.closed() {
+      self.call(Channel::Wake);
+    }
+
+    /// Sends the calls a settle left through the channel that did not call it (a drainer's
+    /// completion: `Turn`), referenced until they come, so that the process waits for them.
+    /// False if it cannot: no such channel, or the environment is torn down.
+    fn send_rest(&self, env: &Env, via: Option<Channel>) -> bool {
+      let channel = if via == Some(Channel::Turn) { Channel::Wake } else { Channel::Turn };
+      if self.function(channel).is_null() || self.closed() || !can_run_js(env) {
+        return false;
+      }
+      self.lock().left_for = Some(channel);
+      self.hold(env, channel, true);
+      if self.call(channel) {
+        return true;
+      }
+      self.lock().left_for = None;
+      self.hold(env, channel, false);
+      false
+    }
+
+    fn function(&self, channel: Channel) -> Threadsafe {
+      match channel {
+        Channel::Wake => self.wake.load(Ordering::Acquire),
+        Channel::Turn => self.turn.load(Ordering::Acquire),
+      }
+    }
+
+    /// Calls `channel`'s thread-safe function; whether it took the call.
+    fn call(&self, channel: Channel) -> bool {
+      let function = self.function(channel);
+      // Not made yet (a call made while `wake` was being made), or gone: the drainers'
+      // completions settle what finished.
+      if function.is_null() || self.closed() {
+        return false;
+      }
+      // SAFETY: called by a drainer, a work item, or on the JavaScript thread: Node finalizes the
+      // thread-safe functions only after every work item of the environment completed, as the
+      // environment is torn down (see `finalized`), after which `closed` is set.
+      let status =
+        unsafe { sys::napi_call_threadsafe_function(function, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+      status == sys::Status::napi_ok
+    }
+
+    /// Makes `channel` keep the process alive (`keep`), or no longer.
+    fn hold(&self, env: &Env, channel: Channel, keep: bool) {
+      let function = self.function(channel);
+      if function.is_null() || self.closed() {
         return;
       }
-      // SAFETY: called by a drainer, a work item: Node finalizes the thread-safe function only
-      // after every work item of the environment completed (see `finalized`).
-      unsafe { sys::napi_call_threadsafe_function(wake, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+      // SAFETY: on the JavaScript thread of `env`, which made `function`, not finalized yet
+      // (`closed` is not set).
+      unsafe {
+        if keep {
+          sys::napi_ref_threadsafe_function(env.raw(), function);
+        } else {
+          sys::napi_unref_threadsafe_function(env.raw(), function);
+        }
+      }
     }
   }
 
@@ -530,7 +591,7 @@ mod native {
         done.extend(state.queued.drain(..share));
         // Calls finished and more to run: the JavaScript thread settles them meanwhile, once
         // they are worth a wake (see `worth_a_wake`).
-        let wake = state.may_wake() && worth_a_wake(&state, last_share);
+        let wake = !state.woken && worth_a_wake(&state, last_share);
         state.woken |= wake;
         drop(state);
         if wake {
@@ -556,7 +617,7 @@ mod native {
         ALL_DRAINERS.fetch_sub(1, Ordering::Relaxed);
         break;
       }
-      if !state.finished.is_empty() && state.may_wake() {
+      if !state.finished.is_empty() && !state.woken {
         state.woken = true;
         drop(state);
         lanes.wake();
@@ -653,28 +714,6 @@ mod native {
     }
   }
 
-  /// A turn of the event loop between two settles of a long run of finished calls: a work item
-  /// that does nothing, whose completion settles them. Its completion comes through the event
-  /// loop's own wake-up, after the timers, I/O and immediates that were due, where a thread-safe
-  /// function's next call would have come at once. It costs a trip through the threadpool, paid
-  /// only after a millisecond of settling.
-  struct Turn {
-    lanes: Arc<Lanes>,
-  }
-
-  impl AsyncWork for Turn {
-    fn execute(&mut self) {
-      self.lanes.lock().turn_ran = true;
-    }
-
-    fn complete(self, env: &Env, _status: sys::napi_status) {
-      // Cancelled (the environment is torn down) or not, the finished calls are settled, as a
-      // drainer's completion would.
-      self.lanes.lock().turn_queued = None;
-      self.lanes.settle(env);
-    }
-  }
-
   /// A drainer's completion, on the JavaScript thread: the work item is deleted after it.
   fn drained(drainer: Drainer, env: &Env, status: sys::napi_status) {
     if status == sys::Status::napi_cancelled {
@@ -689,26 +728,52 @@ mod native {
         drainer.lanes.stopped(env, || Failure::Napi("napi_queue_async_work"));
       }
     }
-    drainer.lanes.settle(env);
+    drainer.lanes.settle(env, None);
   }
 
-  /// The thread-safe function's call: settles finished calls. `env` is null when Node empties the
-  /// function's queue as it finalizes it; the drainers' completions have settled everything then.
+  /// A thread-safe function, as Node-API hands it out.
+  type Threadsafe = sys::napi_threadsafe_function;
+
+  /// A thread-safe function's call into the JavaScript thread.
+  type CallJs = unsafe extern "C" fn(sys::napi_env, sys::napi_value, *mut c_void, *mut c_void);
+
+  /// `wake`'s call: settles finished calls.
   unsafe extern "C" fn woken(env: sys::napi_env, _callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+    reached(env, context, Channel::Wake);
+  }
+
+  /// `turn`'s call: settles what a settle left.
+  unsafe extern "C" fn turned(env: sys::napi_env, _callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+    reached(env, context, Channel::Turn);
+  }
+
+  /// Settles through `channel`. `env` is null when Node empties the function's queue as it
+  /// finalizes it; the drainers' completions have settled everything then, or `finalized` lets
+  /// the calls left go.
+  fn reached(env: sys::napi_env, context: *mut c_void, channel: Channel) {
     if env.is_null() {
       return;
     }
-    // SAFETY: `context` is the reference `Lanes::of` gave the thread-safe function, released only
-    // in `finalized`, after the last call of this; borrowed here, never dropped.
-    let lanes = ManuallyDrop::new(unsafe { Arc::from_raw(context.cast::<Lanes>()) });
-    lanes.settle(&Env::from_raw(env));
+    // SAFETY: `context` is the reference `Lanes::threadsafe` gave the thread-safe function,
+    // released only in `finalized`, after the last call of it.
+    let lanes = unsafe { &*context.cast::<Lanes>() };
+    lanes.settle(&Env::from_raw(env), Some(channel));
   }
 
-  /// Node finalizes the thread-safe function as the environment is torn down, after every work
-  /// item of the environment completed (a drainer is one), so no drainer can wake it afterwards.
+  /// Node finalizes the thread-safe functions as the environment is torn down, after every work
+  /// item of the environment completed (a drainer is one), so no drainer can wake them afterwards.
+  /// Calls still finished or queued then (sent on by a settle, say) have no one left to tell:
+  /// they are let go, as `drained` lets go of those it cannot settle. Each holds the lanes
+  /// (their count of calls in flight), which would otherwise never be freed.
   unsafe extern "C" fn finalized(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: the reference `Lanes::of` gave the thread-safe function, released once, here.
+    // SAFETY: the reference `Lanes::threadsafe` gave the thread-safe function, released once,
+    // here.
     let lanes = unsafe { Arc::from_raw(data.cast::<Lanes>()) };
     lanes.closed.store(true, Ordering::Release);
+    let (finished, queued) = {
+      let mut state = lanes.lock();
+      (std::mem::take(&mut state.finished), std::mem::take(&mut state.queued))
+    };
+    drop((finished, queued));
   }
 }
