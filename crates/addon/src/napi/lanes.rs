@@ -213,7 +213,8 @@ mod native {
   /// settling a burst goes from one to the other, and the event loop turns in between (timers,
   /// I/O and immediates that are due run), with no threadpool thread needed. A burst of 100,000
   /// compressions of 1 KiB was settled in one go before, 300 to 570 ms during which a 1 ms
-  /// interval fired once or not at all.
+  /// interval fired once or not at all (Node 26, 2-core VM, 2026-12-04; docs/async.md). A
+  /// threadpool work item in place of `turn` waited behind other work of the threadpool.
   #[derive(Clone, Copy, PartialEq, Eq)]
   enum Channel {
     /// `wake`, which drainers call too.
@@ -405,7 +406,7 @@ mod native {
           self.hold(env, channel, false);
           // As long as the rest of the event loop's turn took, at least: on a loop busy with other
           // work (20 ms a turn), a millisecond a turn made a burst of 100,000 compressions of
-          // 1 KiB take 2 s where it took 0.4 s when it was settled in one go.
+          // 1 KiB take 2 s where it took 0.4 s when it was settled in one go (2026-12-04).
           share = share.max(sent.elapsed());
         } else if can_run_js(env) {
           // What was left is on its way, and is settled when it comes.
