@@ -197,10 +197,10 @@ describe('many async calls in flight', () => {
 
   it.skipIf(wasi)('let the event loop turn while a burst settles', async () => {
     // 20,000 calls made at once: the drainers finish them faster than the JavaScript thread
-    // settles them (a few microseconds each), which it does a millisecond's worth at a time with
-    // the event loop turning in between, not all in one go (where timers, I/O and immediates
-    // waited for the whole burst). An immediate that reschedules itself sees how many had
-    // settled at each turn.
+    // settles them (a few microseconds each), which it does a slice at a time (a millisecond
+    // here) with the event loop turning in between, not all in one go (where timers, I/O and
+    // immediates waited for the whole burst). An immediate that reschedules itself sees how many
+    // had settled at each turn.
     const input = textOfLength(1024)
     const calls = Array.from({ length: 20000 }, () => compress(input, 1))
     let settled = 0
