@@ -88,7 +88,7 @@ function abortError(abortSignal) {
  * What a Promise `start` returns resolves to is a single call's result, moved into a Buffer if
  * it is native memory; a batch's (`given`) is its results as they are. */
 function cancellable(abortSignal, start, given) {
-  if (abortSignal.aborted) return Promise.reject(abortError(abortSignal))
+  if (abortSignal.aborted) return rejectAborted(abortSignal)
   return new Promise((resolve, reject) => {
     const cancellation = given ?? new binding.Cancellation()
     let leave
