@@ -206,7 +206,8 @@ export interface Capabilities {
  * Compresses `input` into one frame that records its content size.
  *
  * `inline_micros` decides where the work runs: here, on the calling thread, if its estimated
- * time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
+ * time is at most that (outside a burst, more where the threadpool's trip is slow:
+ * `schedule::budget`; `Infinity` for a sync call, which always runs here); else on the libuv
  * threadpool, and the result is a Promise; or, when it is negative, the estimate within its
  * magnitude and the call has no reference, nowhere yet: the result is `false`, and the caller
  * makes the call again once the event loop has turned (`schedule::waits_for_turn`). A result
@@ -357,6 +358,13 @@ export interface PoolStats {
    * calls run says, as timed on the calling thread (see docs/async.md).
    */
   pace: Pace
+  /**
+   * What a trip through the threadpool and back costs a call queued alone, as measured: twice
+   * its wait for a thread (35 until measured; at most 105). Past 35 µs, the budget on the spot
+   * of an async call outside a burst grows from 50 µs with it, up to 150 µs (see
+   * docs/async.md).
+   */
+  threadpoolTripMicros: number
 }
 
 /**

@@ -1,3 +1,4 @@
+import { pbkdf2 } from 'node:crypto'
 import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 
@@ -202,6 +203,41 @@ describe('async calls', () => {
     expect(frame.length).toBeLessThan(input.length)
     expect(turns).toBeGreaterThan(10)
   })
+
+  // The WebAssembly build measures no trip: its budget stays 150 µs.
+  it.skipIf(wasi)(
+    'measure the threadpool’s trip from lone calls, and run longer calls on the spot where it is slow',
+    async () => {
+      // The budget is 50 µs up to a trip of 35 µs, and grows with it up to 150 µs (a trip of 105).
+      const trip = () => poolStats().threadpoolTripMicros
+      expect(trip()).toBeGreaterThanOrEqual(1)
+      expect(trip()).toBeLessThanOrEqual(105)
+      // Threads busy hashing: a lone call waits for one, and its wait lifts the trip a step (its
+      // median moves a step per call).
+      const large = textOfLength(1 << 20)
+      for (let i = 0; i < 100 && trip() < 100; i++) {
+        const hashes = Array.from({ length: 8 }, () => new Promise((resolve) => pbkdf2('p', 's', 2000, 32, 'sha256', resolve)))
+        await compress(large)
+        await Promise.all(hashes)
+      }
+      expect(trip()).toBeGreaterThanOrEqual(100)
+      expect(trip()).toBeLessThanOrEqual(105)
+      // A compression the model puts at about 100 µs here (250 bytes a µs and 6 µs, at level 3,
+      // times the pace: crates/core/src/schedule.rs), twice the 50 µs budget: run on the spot, its
+      // Promise is settled before the loop turns.
+      const bytes = Math.floor((100 / poolStats().pace.compress - 6) * 250)
+      await new Promise((resolve) => setImmediate(resolve))
+      let settled = false
+      const call = compress(textOfLength(bytes)).then(() => {
+        settled = true
+      })
+      for (let i = 0; i < 4; i++) await null
+      expect(settled).toBe(true)
+      await call
+      // Lone calls on free threads bring it down again, for the tests after this one.
+      for (let i = 0; i < 100 && trip() > 40; i++) await compress(large)
+    },
+  )
 })
 
 describe('AbortSignal', () => {

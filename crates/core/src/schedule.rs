@@ -254,16 +254,21 @@ pub fn observe(work: Work, model_micros: f64, took_micros: f64) {
 
 /// Moves the pace of `work` a step ([`PACE_STEP`]) towards `ratio`.
 fn move_pace(work: Work, ratio: f64) {
-  let pace = pace(work);
-  let next = if ratio > pace {
-    pace * (1.0 + PACE_STEP)
-  } else if ratio < pace {
-    pace / (1.0 + PACE_STEP)
-  } else {
-    pace
-  };
+  let next = step_towards(pace(work), ratio);
   // Racy on purpose: a step lost to another thread's store is one step of many.
   PACES[work as usize].store((next.clamp(PACE_MIN, PACE_MAX) * f64::from(PACE_ONE)).round() as u32, Ordering::Relaxed);
+}
+
+/// `current` moved a step ([`PACE_STEP`]) towards `sample`: what follows one step per sample
+/// follows the samples' median.
+fn step_towards(current: f64, sample: f64) -> f64 {
+  if sample > current {
+    current * (1.0 + PACE_STEP)
+  } else if sample < current {
+    current / (1.0 + PACE_STEP)
+  } else {
+    current
+  }
 }
 
 thread_local! {
@@ -301,6 +306,53 @@ pub fn timed<T, E>(work: Work, model_micros: f64, call: impl FnOnce() -> Result<
     });
   }
   result
+}
+
+// ---------------------------------------------------------------------------------------------
+// The threadpool's trip on this machine, which the budget of a call outside a burst follows.
+
+/// The threadpool's trip that [`MAX_INLINE_MICROS`] was set for, in µs (see there): where the
+/// trip measures longer, the budget outside a burst grows with it (see [`budget`]).
+pub const TRIP_OF_THE_BUDGET_MICROS: f64 = 35.0;
+
+/// The most a call outside a burst may run on the spot where the threadpool's trip is slow: the
+/// WebAssembly build's budget, where a trip through emnapi's threadpool costs 0.1 to 0.25 ms.
+pub const MAX_TRIP_BUDGET_MICROS: f64 = 150.0;
+
+/// How long a call queued alone waits for a threadpool thread to start it, in 2^10ths of a µs,
+/// following the median of the waits measured (a step of [`PACE_STEP`] per call); half of
+/// [`TRIP_OF_THE_BUDGET_MICROS`] until one is.
+static TRIP_WAIT: AtomicU32 = AtomicU32::new((TRIP_OF_THE_BUDGET_MICROS / 2.0 * WAIT_ONE) as u32);
+const WAIT_ONE: f64 = 1024.0;
+
+/// What the threadpool's round trip costs a call here, in µs: twice the wait of a call queued
+/// alone for its thread, since the way back, a wake of the JavaScript thread, costs about as much.
+/// That way is not measured: it waits for the JavaScript thread, which may be busy with other
+/// work, and a busy thread must not make calls run on it.
+pub fn trip_micros() -> f64 {
+  2.0 * f64::from(TRIP_WAIT.load(Ordering::Relaxed)) / WAIT_ONE
+}
+
+/// Notes that a call queued alone waited `micros` for a threadpool thread to start it.
+pub fn observe_wait(micros: f64) {
+  let most = MAX_TRIP_BUDGET_MICROS / MAX_INLINE_MICROS * TRIP_OF_THE_BUDGET_MICROS / 2.0;
+  let wait = step_towards(trip_micros() / 2.0, micros).clamp(0.5, most);
+  // Racy on purpose, as the paces.
+  TRIP_WAIT.store((wait * WAIT_ONE).round() as u32, Ordering::Relaxed);
+}
+
+/// The budget on the spot of a call the JavaScript side allows `inline_micros`: outside a burst
+/// ([`MAX_INLINE_MICROS`]), scaled by the threadpool's trip as measured ([`trip_micros`]) where it
+/// is longer than the one the budget was set for, up to [`MAX_TRIP_BUDGET_MICROS`]. Where the trip
+/// is slow, queuing a call costs more than the work the budget was set to keep off the
+/// JavaScript thread, both in time and on the thread itself (the wakes each way: docs/async.md).
+/// Every other budget as it is.
+pub fn budget(inline_micros: f64) -> f64 {
+  if inline_micros == MAX_INLINE_MICROS {
+    (inline_micros * trip_micros() / TRIP_OF_THE_BUDGET_MICROS).clamp(MAX_INLINE_MICROS, MAX_TRIP_BUDGET_MICROS)
+  } else {
+    inline_micros
+  }
 }
 
 /// Compression speed for small inputs, in bytes a microsecond, by match finder: fast and dfast
@@ -408,6 +460,41 @@ mod tests {
     for budget in [MAX_INLINE_MICROS, -MAX_INLINE_MICROS, f64::INFINITY] {
       assert!(!in_a_burst(budget), "{budget}");
     }
+  }
+
+  #[test]
+  fn the_budget_outside_a_burst_follows_the_threadpool_trip_within_its_bounds() {
+    // One test for the process-wide trip: tests run side by side.
+    assert_eq!(trip_micros(), TRIP_OF_THE_BUDGET_MICROS);
+    assert_eq!(budget(MAX_INLINE_MICROS), MAX_INLINE_MICROS);
+    // Waits of 10 µs (a trip of 20): the budget stays.
+    for _ in 0..100 {
+      observe_wait(10.0);
+    }
+    assert!((trip_micros() - 20.0).abs() <= 20.0 * PACE_STEP + 0.1, "{}", trip_micros());
+    assert_eq!(budget(MAX_INLINE_MICROS), MAX_INLINE_MICROS);
+    // Waits of 35 µs: a trip of 70, twice the one the budget was set for, twice the budget.
+    for _ in 0..100 {
+      observe_wait(35.0);
+    }
+    let twice = 2.0 * MAX_INLINE_MICROS;
+    assert!((budget(MAX_INLINE_MICROS) - twice).abs() <= twice * PACE_STEP + 0.1, "{}", budget(MAX_INLINE_MICROS));
+    // A thread blocked for seconds moves it a step at a time, to its bound at most.
+    let before = trip_micros();
+    observe_wait(5e6);
+    assert!(trip_micros() <= before * (1.0 + PACE_STEP) + 0.1);
+    for _ in 0..1000 {
+      observe_wait(5e6);
+    }
+    assert!((budget(MAX_INLINE_MICROS) - MAX_TRIP_BUDGET_MICROS).abs() < 0.01, "{}", budget(MAX_INLINE_MICROS));
+    // A burst's budgets, a spent share and sync calls are left as they are.
+    for inline in [MAX_BURST_INLINE_MICROS_WITH_LANES, 0.0, -MAX_INLINE_MICROS, f64::INFINITY] {
+      assert_eq!(budget(inline), inline);
+    }
+    for _ in 0..1000 {
+      observe_wait(0.0);
+    }
+    assert_eq!(budget(MAX_INLINE_MICROS), MAX_INLINE_MICROS);
   }
 
   #[test]

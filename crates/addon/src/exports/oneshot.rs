@@ -58,7 +58,8 @@ fn timed(reference: &Option<Reference>, estimate: Estimate) -> bool {
 /// Compresses `input` into one frame that records its content size.
 ///
 /// `inline_micros` decides where the work runs: here, on the calling thread, if its estimated
-/// time is at most that (`Infinity` for a sync call, which always runs here); else on the libuv
+/// time is at most that (outside a burst, more where the threadpool's trip is slow:
+/// `schedule::budget`; `Infinity` for a sync call, which always runs here); else on the libuv
 /// threadpool, and the result is a Promise; or, when it is negative, the estimate within its
 /// magnitude and the call has no reference, nowhere yet: the result is `false`, and the caller
 /// makes the call again once the event loop has turned (`schedule::waits_for_turn`). A result
@@ -98,7 +99,7 @@ pub(crate) fn compress_with(
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let model = call.model_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     let estimate = Estimate::of(Work::Compress, model, inline_micros);
-    if estimate.weighed <= inline_micros || lanes::help(&env, estimate.weighed, inline_micros) {
+    if estimate.weighed <= schedule::budget(inline_micros) || lanes::help(&env, estimate.weighed, inline_micros) {
       let here = || compress_here(&call, &env, input, prefix, slot);
       return if timed(&reference, estimate) { schedule::timed(Work::Compress, model, here) } else { here() };
     }
@@ -218,7 +219,8 @@ pub(crate) fn decompress_with(
     let planned = call.plan_within(input, budget)?;
     let model = planned.as_ref().map_or(f64::INFINITY, |planned| model_micros(planned, input.len()));
     let estimate = Estimate::of(Work::Decompress, model, inline_micros);
-    let here = planned.filter(|_| estimate.weighed <= inline_micros || lanes::help(&env, estimate.weighed, inline_micros));
+    let here = planned
+      .filter(|_| estimate.weighed <= schedule::budget(inline_micros) || lanes::help(&env, estimate.weighed, inline_micros));
     if let Some(Planned { plan, .. }) = here {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);
       return if timed(&reference, estimate) { schedule::timed(Work::Decompress, model, here) } else { here() };

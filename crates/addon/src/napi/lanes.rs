@@ -78,7 +78,7 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, mic
   let lone = !burst && lanes.in_flight() == 0;
   let job = native::Counted::new(job, &lanes);
   if lone || micros >= schedule::LANE_BELOW_MICROS {
-    return work::queue(env, job, cancellation);
+    return work::queue_item(env, job, cancellation, lone);
   }
   let (promise, work) = work::promised(env, job)?;
   if let Some(cancellation) = cancellation {

@@ -6,13 +6,15 @@
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use napi::{sys, Env};
 use napi_derive::napi;
 use zstd_pool_core::error::{guarded, Failure};
 
 use zstd_pool_core::memory::Scratch;
+use zstd_pool_core::schedule;
 
 use super::js::{checked, error_value, exception_pending, result_bytes, scratch_result, string, Js};
 
@@ -108,6 +110,9 @@ pub(crate) struct WorkState {
   handle: AtomicPtr<sys::napi_async_work__>,
   /// Set by `cancel()` even once the work runs: see [`Job::compute_until`].
   stop: AtomicBool,
+  /// When a call queued alone was queued: its wait for a thread measures the threadpool's trip
+  /// (`schedule::observe_wait`).
+  queued_alone: OnceLock<Instant>,
 }
 
 pub(crate) struct Work<J: Job> {
@@ -128,8 +133,12 @@ pub(crate) fn promised<J: Job>(env: &Env, job: J) -> Result<(Js, Box<Work<J>>), 
   let (mut promise, mut deferred) = (ptr::null_mut(), ptr::null_mut());
   // SAFETY: on the JavaScript thread of `env`; nothing here points into JavaScript memory.
   checked(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) }, "napi_create_promise")?;
-  let state =
-    Arc::new(WorkState { phase: AtomicU8::new(QUEUED), handle: AtomicPtr::new(ptr::null_mut()), stop: AtomicBool::new(false) });
+  let state = Arc::new(WorkState {
+    phase: AtomicU8::new(QUEUED),
+    handle: AtomicPtr::new(ptr::null_mut()),
+    stop: AtomicBool::new(false),
+    queued_alone: OnceLock::new(),
+  });
   Ok((Js::from_raw(promise), Box::new(Work { job, result: None, deferred, state })))
 }
 
@@ -137,6 +146,9 @@ impl<J: Job> Work<J> {
   /// Runs the job unless it was cancelled first; on a libuv thread.
   pub(crate) fn execute(&mut self) {
     if self.state.phase.compare_exchange(QUEUED, RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+      if let Some(queued) = self.state.queued_alone.get() {
+        schedule::observe_wait(queued.elapsed().as_secs_f64() * 1e6);
+      }
       let (job, stop) = (&mut self.job, &self.state.stop);
       self.result = Some(guarded(|| job.compute_until(stop)));
     }
@@ -174,11 +186,20 @@ impl<J: Job> Work<J> {
 /// Queues `job` on the libuv threadpool, as a work item of its own, and returns a Promise of its
 /// result. With a `cancellation`, `cancel()` on it stops the work if it has not started yet.
 pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> Result<Js, Failure> {
+  queue_item(env, job, cancellation, false)
+}
+
+/// [`queue`]; `alone`: no other call of this thread's is in flight, so that how long the work
+/// waits for a thread is the threadpool's own wait, which the budget on the spot follows.
+pub(crate) fn queue_item<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, alone: bool) -> Result<Js, Failure> {
   let name = job.name();
   let (promise, work) = promised(env, job)?;
   let state = work.state.clone();
   let queued = queue_work(env, name, *work, |handle| {
     state.handle.store(handle, Ordering::Release);
+    if alone {
+      let _ = state.queued_alone.set(Instant::now());
+    }
     // Attached before the work is queued, so that a libuv thread cannot start it first when the
     // signal was aborted meanwhile (by JavaScript that ran while the work item was made).
     if let Some(cancellation) = cancellation {
