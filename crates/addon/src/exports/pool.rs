@@ -84,7 +84,8 @@ pub struct PoolStats {
   /// calls run says, as timed on the calling thread (see docs/async.md).
   pub pace: Pace,
   /// What a trip through the threadpool and back costs a call queued alone, as measured: twice
-  /// its wait for a thread (35 until measured; at most 105). Past 35 µs, the budget on the spot
+  /// its wait for a thread (35 until measured, and in the WebAssembly build, which measures none;
+  /// at most 105). Past 35 µs, the budget on the spot
   /// of an async call outside a burst grows from 50 µs with it, up to 150 µs (see
   /// docs/async.md).
   pub threadpool_trip_micros: f64,
