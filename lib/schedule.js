@@ -7,8 +7,9 @@
 //
 // A trip through the libuv threadpool costs several times the work of compressing 1 KiB, so an
 // async call whose work is estimated under `maxInlineMicros` runs on the spot and its Promise
-// settles at once (native code lengthens that budget where it measures a slower trip). Two limits keep that from hurting. Calls issued in a burst (no microtask
-// checkpoint since the last one ran on the spot) go to the threadpool unless tiny, where small
+// settles at once (native code lengthens that budget where it measures a slower trip). Two
+// limits keep that from hurting. Calls issued in a burst (no microtask checkpoint since the last
+// one ran on the spot) go to the threadpool unless tiny, where small
 // calls share a few long-lived work items (crates/addon/src/napi/lanes.rs), one per core, so that
 // the round trip is not paid per call and every core works; a burst that goes on long enough
 // sends its tiny calls there too, the JavaScript thread helping while the lanes are backed up;

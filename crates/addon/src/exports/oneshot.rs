@@ -99,7 +99,7 @@ pub(crate) fn compress_with(
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let model = call.model_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     let estimate = Estimate::of(Work::Compress, model, inline_micros);
-    if estimate.weighed <= schedule::budget(inline_micros) || lanes::help(&env, estimate.weighed, inline_micros) {
+    if schedule::on_the_spot(estimate.weighed, inline_micros) || lanes::help(&env, estimate.weighed, inline_micros) {
       let here = || compress_here(&call, &env, input, prefix, slot);
       return if timed(&reference, estimate) { schedule::timed(Work::Compress, model, here) } else { here() };
     }
@@ -220,7 +220,7 @@ pub(crate) fn decompress_with(
     let model = planned.as_ref().map_or(f64::INFINITY, |planned| model_micros(planned, input.len()));
     let estimate = Estimate::of(Work::Decompress, model, inline_micros);
     let here = planned
-      .filter(|_| estimate.weighed <= schedule::budget(inline_micros) || lanes::help(&env, estimate.weighed, inline_micros));
+      .filter(|_| schedule::on_the_spot(estimate.weighed, inline_micros) || lanes::help(&env, estimate.weighed, inline_micros));
     if let Some(Planned { plan, .. }) = here {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);
       return if timed(&reference, estimate) { schedule::timed(Work::Decompress, model, here) } else { here() };

@@ -85,9 +85,8 @@ pub struct PoolStats {
   pub pace: Pace,
   /// What a trip through the threadpool and back costs a call queued alone, as measured: twice
   /// its wait for a thread (35 until measured, and in the WebAssembly build, which measures none;
-  /// at most 105). Past 35 µs, the budget on the spot
-  /// of an async call outside a burst grows from 50 µs with it, up to 150 µs (see
-  /// docs/async.md).
+  /// at most 70). Past 35 µs, the budget on the spot of an async call outside a burst grows from
+  /// 50 µs with it, up to 100 µs (see docs/async.md).
   pub threadpool_trip_micros: f64,
 }
 
