@@ -323,10 +323,10 @@ pub const TRIP_OF_THE_BUDGET_MICROS: f64 = 35.0;
 pub const MAX_TRIP_BUDGET_MICROS: f64 = if cfg!(target_family = "wasm") { MAX_INLINE_MICROS } else { 2.0 * MAX_INLINE_MICROS };
 
 /// Of the calls that run on the spot only because the trip lengthened their budget, one in this
-/// many is queued instead, so that the trip goes on being measured: otherwise nothing would
-/// bring it back once the threadpool is quick again (every such call running on the spot, none
-/// waits for a thread), as a hostile review found (a trip lifted by a busy threadpool stayed at
-/// its bound with the threadpool idle, 2026-12-04).
+/// many is queued instead, as a probe ([`Spot::Probe`]), so that the trip goes on being measured:
+/// otherwise nothing would bring it back once the threadpool is quick again (every such call
+/// running on the spot, none waits for a thread), as a hostile review found (a trip lifted by a
+/// busy threadpool stayed at its bound with the threadpool idle, 2026-12-04).
 pub const TRIP_PROBE_EVERY: u32 = 16;
 
 /// How long a call queued alone waits for a threadpool thread to start it, in 2^10ths of a µs,
@@ -351,26 +351,42 @@ pub fn observe_wait(micros: f64) {
   TRIP_WAIT.store((wait * WAIT_ONE).round() as u32, Ordering::Relaxed);
 }
 
-/// Whether a call estimated at `weighed` runs on the spot, where the JavaScript side allows
-/// `inline_micros`: within that, or within the [`budget`] the trip lengthens it to, but for one in
-/// [`TRIP_PROBE_EVERY`] of those on each thread, queued to measure the trip.
-pub fn on_the_spot(weighed: f64, inline_micros: f64) -> bool {
+/// Where a call runs, as [`spot`] decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spot {
+  /// On the calling thread, at once.
+  Here,
+  /// Queued.
+  Queued,
+  /// Queued, as a work item of its own whose wait for a thread measures the trip, whatever else
+  /// is in flight (so that a thread whose calls overlap still measures it).
+  Probe,
+}
+
+/// Where a call estimated at `weighed` runs, where the JavaScript side allows `inline_micros`:
+/// here within that, or within the [`budget`] the trip lengthens it to, but for one in
+/// [`TRIP_PROBE_EVERY`] of those on each thread, a probe.
+pub fn spot(weighed: f64, inline_micros: f64) -> Spot {
   if weighed <= inline_micros {
-    return true;
+    return Spot::Here;
   }
   if weighed > budget(inline_micros) {
-    return false;
+    return Spot::Queued;
   }
   LIFTED.with(|lifted| {
     let count = lifted.get().wrapping_add(1);
     lifted.set(count);
-    count % TRIP_PROBE_EVERY != 0
+    if count % TRIP_PROBE_EVERY == 0 {
+      Spot::Probe
+    } else {
+      Spot::Here
+    }
   })
 }
 
 thread_local! {
   /// Calls that ran on the spot only because the trip lengthened their budget, or were queued to
-  /// measure it (see `on_the_spot`).
+  /// measure it (see `spot`).
   static LIFTED: Cell<u32> = const { Cell::new(0) };
 }
 
@@ -524,11 +540,12 @@ mod tests {
     // queued, to measure the trip again; the others run on the spot, as do those within the
     // budget the JavaScript side gave, and none past the lengthened one.
     let lifted = (MAX_INLINE_MICROS + MAX_TRIP_BUDGET_MICROS) / 2.0;
-    let spot = (0..TRIP_PROBE_EVERY * 4).filter(|_| on_the_spot(lifted, MAX_INLINE_MICROS)).count();
-    assert_eq!(spot, (TRIP_PROBE_EVERY as usize - 1) * 4);
-    assert!((0..100).all(|_| on_the_spot(MAX_INLINE_MICROS, MAX_INLINE_MICROS)));
-    assert!(!on_the_spot(MAX_TRIP_BUDGET_MICROS + 1.0, MAX_INLINE_MICROS));
-    assert!(!on_the_spot(lifted, MAX_BURST_INLINE_MICROS_WITH_LANES));
+    let spots: Vec<Spot> = (0..TRIP_PROBE_EVERY * 4).map(|_| spot(lifted, MAX_INLINE_MICROS)).collect();
+    assert_eq!(spots.iter().filter(|&&spot| spot == Spot::Probe).count(), 4);
+    assert_eq!(spots.iter().filter(|&&spot| spot == Spot::Here).count(), (TRIP_PROBE_EVERY as usize - 1) * 4);
+    assert!((0..100).all(|_| spot(MAX_INLINE_MICROS, MAX_INLINE_MICROS) == Spot::Here));
+    assert_eq!(spot(MAX_TRIP_BUDGET_MICROS + 1.0, MAX_INLINE_MICROS), Spot::Queued);
+    assert_eq!(spot(lifted, MAX_BURST_INLINE_MICROS_WITH_LANES), Spot::Queued);
     // A burst's budgets, a spent share and sync calls are left as they are.
     for inline in [MAX_BURST_INLINE_MICROS_WITH_LANES, 0.0, -MAX_INLINE_MICROS, f64::INFINITY] {
       assert_eq!(budget(inline), inline);

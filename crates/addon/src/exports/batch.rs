@@ -319,7 +319,7 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, (form, packed_limit))?, cancellation, micros, false)
+    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, (form, packed_limit))?, cancellation, micros, false, false)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);

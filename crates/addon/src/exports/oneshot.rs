@@ -11,7 +11,7 @@ use zstd_pool_core::decompress::{walk_budget, OutputPlan, Planned};
 use zstd_pool_core::error::{guarded, Failure};
 use zstd_pool_core::memory::{owned, scratch};
 use zstd_pool_core::oneshot::{model_micros, CompressCall, DecompressCall};
-use zstd_pool_core::schedule::{self, Estimate, Work};
+use zstd_pool_core::schedule::{self, Estimate, Spot, Work};
 
 use crate::exports::dictionary::prepared;
 use crate::exports::prefix::HeldPrefix;
@@ -99,7 +99,8 @@ pub(crate) fn compress_with(
     let prefix = held.as_ref().map(HeldPrefix::bytes);
     let model = call.model_micros(input.len(), prefix.map_or(0, <[u8]>::len));
     let estimate = Estimate::of(Work::Compress, model, inline_micros);
-    if schedule::on_the_spot(estimate.weighed, inline_micros) || lanes::help(&env, estimate.weighed, inline_micros) {
+    let spot = schedule::spot(estimate.weighed, inline_micros);
+    if spot == Spot::Here || lanes::help(&env, estimate.weighed, inline_micros) {
       let here = || compress_here(&call, &env, input, prefix, slot);
       return if timed(&reference, estimate) { schedule::timed(Work::Compress, model, here) } else { here() };
     }
@@ -110,7 +111,7 @@ pub(crate) fn compress_with(
     }
     let (input, prefix) = (owned(input)?, held.map(HeldPrefix::shared).transpose()?);
     let job = Task::new("zstd-pool:compress", move || call.compress_to_scratch(&input, prefix.as_deref()));
-    lanes::queue(&env, job, cancellation, estimate.micros, estimate.burst)
+    lanes::queue(&env, job, cancellation, estimate.micros, estimate.burst, spot == Spot::Probe)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -219,8 +220,8 @@ pub(crate) fn decompress_with(
     let planned = call.plan_within(input, budget)?;
     let model = planned.as_ref().map_or(f64::INFINITY, |planned| model_micros(planned, input.len()));
     let estimate = Estimate::of(Work::Decompress, model, inline_micros);
-    let here = planned
-      .filter(|_| schedule::on_the_spot(estimate.weighed, inline_micros) || lanes::help(&env, estimate.weighed, inline_micros));
+    let spot = schedule::spot(estimate.weighed, inline_micros);
+    let here = planned.filter(|_| spot == Spot::Here || lanes::help(&env, estimate.weighed, inline_micros));
     if let Some(Planned { plan, .. }) = here {
       let here = || decompress_here(&call, &env, input, prefix, plan, slot);
       return if timed(&reference, estimate) { schedule::timed(Work::Decompress, model, here) } else { here() };
@@ -252,7 +253,7 @@ pub(crate) fn decompress_with(
       // The walk here has no budget.
       (None, _) => call.decode_to_vec(&input, prefix.as_deref(), call.plan(&input)?).map(Produced::Owned),
     });
-    lanes::queue(&env, job, cancellation, estimate.micros, estimate.burst)
+    lanes::queue(&env, job, cancellation, estimate.micros, estimate.burst, spot == Spot::Probe)
   });
   result.map_err(|failure| throw(&env, failure))
 }

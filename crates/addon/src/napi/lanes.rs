@@ -56,7 +56,14 @@ pub fn help(env: &Env, micros: f64, inline_micros: f64) -> bool {
 /// Queues `job`, a call estimated to take `micros`, and returns a Promise of its result: on this
 /// thread's lanes if it is small, else as a threadpool work item of its own.
 #[cfg(target_family = "wasm")]
-pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, _micros: f64, _burst: bool) -> Result<Js, Failure> {
+pub fn queue<J: Job>(
+  env: &Env,
+  job: J,
+  cancellation: Option<&Cancellation>,
+  _micros: f64,
+  _burst: bool,
+  _probe: bool,
+) -> Result<Js, Failure> {
   work::queue(env, job, cancellation)
 }
 
@@ -66,16 +73,25 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, _mi
 /// own (for a lone call, a lane would cost as much, plus the wait of a drainer that lingers).
 /// The second call of a burst whose first ran on the spot is lone by the count, and a work item
 /// of its own cost the JavaScript thread 13 to 42 µs where a lane takes 2 (16 compressions of
-/// 1 KiB in flight, traced on the 2-core VM, Node 26, 2026-12-03).
+/// 1 KiB in flight, traced on the 2-core VM, Node 26, 2026-12-03). A `probe`
+/// (`schedule::Spot::Probe`) takes a work item of its own whatever is in flight, and its wait
+/// for a thread measures the threadpool's trip, as a lone call's does.
 #[cfg(not(target_family = "wasm"))]
-pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, micros: f64, burst: bool) -> Result<Js, Failure> {
+pub fn queue<J: Job>(
+  env: &Env,
+  job: J,
+  cancellation: Option<&Cancellation>,
+  micros: f64,
+  burst: bool,
+  probe: bool,
+) -> Result<Js, Failure> {
   // Made first: making it can run JavaScript (an `async_hooks` init hook). The job owns all it
   // reads, so that is safe here, and nothing is queued yet that the JavaScript could see.
   let lanes = match Lanes::of(env) {
     Ok(lanes) => lanes,
     Err(_) => return work::queue(env, job, cancellation),
   };
-  let lone = !burst && lanes.in_flight() == 0;
+  let lone = probe || (!burst && lanes.in_flight() == 0);
   let job = native::Counted::new(job, &lanes);
   if lone || micros >= schedule::LANE_BELOW_MICROS {
     return work::queue_item(env, job, cancellation, lone);
