@@ -8,7 +8,8 @@
 //! The figures were measured on the project's 2-core VM (AMD EPYC, Node 20 to 26, 2026-11-30 and
 //! 2026-12-01). The thresholds are budgets (how long the JavaScript thread may be held, how long
 //! other threadpool work may wait) and hold on any machine; the cost model's speeds are this
-//! machine's, scaled as the process runs by the pace of the calls it times (`paced`).
+//! machine's, scaled as the process runs by the pace of the calls it times (`paced`); and the
+//! budget outside a burst follows the threadpool's trip as the process measures it (`budget`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -329,21 +330,22 @@ pub const MAX_TRIP_BUDGET_MICROS: f64 = if cfg!(target_family = "wasm") { MAX_IN
 /// busy threadpool stayed at its bound with the threadpool idle, 2026-12-04).
 pub const TRIP_PROBE_EVERY: u32 = 16;
 
-/// How long a call queued alone waits for a threadpool thread to start it, in 2^10ths of a µs,
-/// following the median of the waits measured (a step of [`PACE_STEP`] per call); half of
-/// [`TRIP_OF_THE_BUDGET_MICROS`] until one is.
+/// How long a call queued alone (or as a probe) waits for a threadpool thread to start it, in
+/// 2^10ths of a µs, following the median of the waits measured (a step of [`PACE_STEP`] per
+/// call); half of [`TRIP_OF_THE_BUDGET_MICROS`] until one is.
 static TRIP_WAIT: AtomicU32 = AtomicU32::new((TRIP_OF_THE_BUDGET_MICROS / 2.0 * WAIT_ONE) as u32);
 const WAIT_ONE: f64 = 1024.0;
 
 /// What the threadpool's round trip costs a call here, in µs: twice the wait of a call queued
-/// alone for its thread, since the way back, a wake of the JavaScript thread, costs about as much.
+/// alone (or as a probe, [`Spot::Probe`]) for its thread, since the way back, a wake of the JavaScript thread, costs about as much.
 /// That way is not measured: it waits for the JavaScript thread, which may be busy with other
 /// work, and a busy thread must not make calls run on it.
 pub fn trip_micros() -> f64 {
   2.0 * f64::from(TRIP_WAIT.load(Ordering::Relaxed)) / WAIT_ONE
 }
 
-/// Notes that a call queued alone waited `micros` for a threadpool thread to start it.
+/// Notes that a call queued alone (or as a probe) waited `micros` for a threadpool thread to
+/// start it.
 pub fn observe_wait(micros: f64) {
   let most = MAX_TRIP_BUDGET_MICROS / MAX_INLINE_MICROS * TRIP_OF_THE_BUDGET_MICROS / 2.0;
   let wait = step_towards(trip_micros() / 2.0, micros).clamp(0.5, most);
@@ -396,7 +398,7 @@ thread_local! {
 /// is slow, queuing a call costs more than the work the budget was set to keep off the
 /// JavaScript thread, both in time and on the thread itself (the wakes each way: docs/async.md).
 /// Every other budget as it is.
-pub fn budget(inline_micros: f64) -> f64 {
+fn budget(inline_micros: f64) -> f64 {
   if inline_micros == MAX_INLINE_MICROS {
     (inline_micros * trip_micros() / TRIP_OF_THE_BUDGET_MICROS).clamp(MAX_INLINE_MICROS, MAX_TRIP_BUDGET_MICROS)
   } else {

@@ -110,8 +110,8 @@ pub(crate) struct WorkState {
   handle: AtomicPtr<sys::napi_async_work__>,
   /// Set by `cancel()` even once the work runs: see [`Job::compute_until`].
   stop: AtomicBool,
-  /// When a call queued alone was queued: its wait for a thread measures the threadpool's trip
-  /// (`schedule::observe_wait`).
+  /// When a call queued alone (or as a probe) was queued: its wait for a thread measures the
+  /// threadpool's trip (`schedule::observe_wait`).
   queued_alone: OnceLock<Instant>,
 }
 
@@ -189,8 +189,9 @@ pub fn queue<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>) -> 
   queue_item(env, job, cancellation, false)
 }
 
-/// [`queue`]; `alone`: no other call of this thread's is in flight, so that how long the work
-/// waits for a thread is the threadpool's own wait, which the budget on the spot follows.
+/// [`queue`]; `alone`: no other call of this thread's is in flight (or the call is a probe:
+/// `schedule::Spot::Probe`), so that how long the work waits for a thread measures the
+/// threadpool's trip, which the budget on the spot follows.
 pub(crate) fn queue_item<J: Job>(env: &Env, job: J, cancellation: Option<&Cancellation>, alone: bool) -> Result<Js, Failure> {
   let name = job.name();
   let (promise, work) = promised(env, job)?;
