@@ -4,12 +4,16 @@
 # the release workflow moves them into npm/wasm32-wasi with `napi artifacts`). libzstd is single-threaded there (the WASI
 # sysroot here has no pthreads for C), so `workers` reports that it is unavailable.
 # Run the suite against it with: npm run test:wasi
+# With a directory (`bash scripts/build-wasi.sh artifacts`, as the release workflow builds), the
+# files go there instead: the module that ships is built with the flags the suite tested.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+dest=${1:-.}
 
 if ! command -v clang >/dev/null || [ ! -d /usr/include/wasm32-wasi ]; then
-  apt-get update -qq
-  apt-get install -y -qq clang wasi-libc libclang-rt-14-dev-wasm32 >/dev/null
+  sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq clang wasi-libc libclang-rt-14-dev-wasm32 >/dev/null
 fi
 rustup target add wasm32-wasip1-threads >/dev/null 2>&1
 
@@ -23,7 +27,8 @@ export CARGO_TARGET_WASM32_WASIP1_THREADS_RUSTFLAGS="-C target-feature=+simd128"
 out=$(mktemp -d)
 npx napi build --platform --release --manifest-path crates/addon/Cargo.toml --target wasm32-wasip1-threads --output-dir "$out" >/dev/null
 # The loader prefers a .debug.wasm when one is present; the release module is what ships.
+mkdir -p "$dest"
 cp "$out"/zstd-pool.wasm32-wasi.wasm "$out"/zstd-pool.wasi.cjs "$out"/zstd-pool.wasi-browser.js \
-  "$out"/wasi-worker.mjs "$out"/wasi-worker-browser.mjs .
+  "$out"/wasi-worker.mjs "$out"/wasi-worker-browser.mjs "$dest"
 rm -rf "$out"
-ls -l zstd-pool.wasm32-wasi.wasm
+ls -l "$dest"/zstd-pool.wasm32-wasi.wasm
