@@ -38,6 +38,7 @@ const benchRounds = Number(process.env.BENCH_ROUNDS ?? 15)
 const WASM_OUTPUTS = [
   'zstd-pool.wasm32-wasi.wasm',
   'zstd-pool.wasi.cjs',
+  'zstd-pool.wasi.d.cts',
   'zstd-pool.wasi-browser.js',
   'wasi-worker.mjs',
   'wasi-worker-browser.mjs',
