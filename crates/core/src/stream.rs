@@ -13,7 +13,7 @@
 //! touching no JavaScript value. One step takes every chunk appended since the last: a stream
 //! pays one threadpool round trip per batch of chunks, not per chunk.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use zstd::zstd_safe::{self, zstd_sys::ZSTD_EndDirective, CCtx, CDict, DCtx, DParameter, InBuffer, OutBuffer};
@@ -92,25 +92,40 @@ impl<S: Closable> Session<S> {
   }
 
   pub fn close(&self) {
-    self.closed.store(true, Ordering::Release);
+    self.closed.store(true, Ordering::Relaxed);
     drop(self.take_staged());
-    if let Ok(mut state) = self.state.try_lock() {
-      state.free_context();
-    }
+    self.free_if_closed();
   }
 
   /// Runs a step on the state, then frees the context if the stream was destroyed meanwhile.
   fn with<T>(&self, step: impl FnOnce(&mut S) -> T) -> T {
-    let mut state = lock(&self.state);
-    let result = step(&mut state);
-    if self.closed.load(Ordering::Acquire) {
-      state.free_context();
-    }
+    let result = step(&mut lock(&self.state));
+    self.free_if_closed();
     result
   }
 
   pub fn read<T>(&self, look: impl FnOnce(&S) -> T) -> T {
-    look(&lock(&self.state))
+    let result = look(&lock(&self.state));
+    self.free_if_closed();
+    result
+  }
+
+  /// Frees the context if the stream was destroyed, unless another thread holds the state: that
+  /// thread then does, since every holder calls this once it has let go. `close` cannot wait for
+  /// the lock (a step holds it for the whole of its work, and the JavaScript thread must not
+  /// block). A close and a holder letting go at the same moment could each miss the other (a
+  /// step read the mark before the close, and let go after the close's `try_lock` failed: the
+  /// context then stayed out until the stream was collected, the likely cause of a context an
+  /// HTTP test once found still in use); the fences between marking the session closed and trying
+  /// the lock, and between letting go and reading the mark, make at least one of the two see the
+  /// other.
+  fn free_if_closed(&self) {
+    fence(Ordering::SeqCst);
+    if self.closed.load(Ordering::Relaxed) {
+      if let Ok(mut state) = self.state.try_lock() {
+        state.free_context();
+      }
+    }
   }
 }
 
@@ -377,4 +392,47 @@ fn step(state: &mut DecompressState, chunk: Vec<u8>, last: bool) -> Result<Vec<u
     return Err(Failure::Truncated);
   }
   Ok(output)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use std::sync::mpsc;
+
+  struct Held(bool);
+
+  impl Closable for Held {
+    fn free_context(&mut self) {
+      self.0 = false;
+    }
+  }
+
+  #[test]
+  fn a_close_while_another_thread_holds_the_state_frees_the_context_when_it_lets_go() {
+    for hold in ["step", "read"] {
+      let session = Session::new(Held(true));
+      let (held, closed) = (mpsc::channel(), mpsc::channel::<()>());
+      let holder = {
+        let (session, held, closed) = (session.clone(), held.0, closed.1);
+        std::thread::spawn(move || {
+          let wait = || {
+            held.send(()).expect("the test waits");
+            closed.recv().expect("the test closes");
+          };
+          if hold == "step" {
+            session.begin_step().expect("no step under way").run(|_| wait());
+          } else {
+            session.read(|_| wait());
+          }
+        })
+      };
+      held.1.recv().expect("the holder holds the state");
+      // The state is held: close cannot free the context now.
+      session.close();
+      assert!(session.state.try_lock().is_err());
+      closed.0.send(()).expect("the holder waits");
+      holder.join().expect("the holder ends");
+      assert!(!session.read(|state| state.0), "the context outlived a close while a {hold} held the state");
+    }
+  }
 }
