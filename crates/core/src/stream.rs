@@ -14,7 +14,7 @@
 //! pays one threadpool round trip per batch of chunks, not per chunk.
 
 use std::sync::atomic::{fence, AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use zstd::zstd_safe::{self, zstd_sys::ZSTD_EndDirective, CCtx, CDict, DCtx, DParameter, InBuffer, OutBuffer};
 
@@ -97,10 +97,20 @@ impl<S: Closable> Session<S> {
     self.free_if_closed();
   }
 
-  /// Runs a step on the state, then frees the context if the stream was destroyed meanwhile.
+  /// Runs a step on the state, then frees the context if the stream was destroyed meanwhile:
+  /// also when the step panics (`guarded` catches it further up), its lock then poisoned.
   fn with<T>(&self, step: impl FnOnce(&mut S) -> T) -> T {
+    struct LetGo<'a, S: Closable>(&'a Session<S>);
+    impl<S: Closable> Drop for LetGo<'_, S> {
+      fn drop(&mut self) {
+        self.0.free_if_closed();
+      }
+    }
+    // Dropped after the lock, which the statement below takes and lets go (a tail expression's
+    // lock would outlive it).
+    let _let_go = LetGo(self);
+    #[allow(clippy::let_and_return)]
     let result = step(&mut lock(&self.state));
-    self.free_if_closed();
     result
   }
 
@@ -122,8 +132,11 @@ impl<S: Closable> Session<S> {
   fn free_if_closed(&self) {
     fence(Ordering::SeqCst);
     if self.closed.load(Ordering::Relaxed) {
-      if let Ok(mut state) = self.state.try_lock() {
-        state.free_context();
+      match self.state.try_lock() {
+        Ok(mut state) => state.free_context(),
+        // A step that panicked let go of it: it is free.
+        Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner().free_context(),
+        Err(TryLockError::WouldBlock) => {}
       }
     }
   }
@@ -434,5 +447,26 @@ mod tests {
       holder.join().expect("the holder ends");
       assert!(!session.read(|state| state.0), "the context outlived a close while a {hold} held the state");
     }
+  }
+
+  #[test]
+  fn a_step_that_panics_after_a_close_still_frees_the_context() {
+    let session = Session::new(Held(true));
+    let stepping = {
+      let session = session.clone();
+      std::thread::spawn(move || {
+        let step = session.begin_step().expect("no step under way");
+        // A close while the step holds the state, then the step panics.
+        step.run(|_| {
+          session.close();
+          panic!("a step's bug");
+        })
+      })
+    };
+    assert!(stepping.join().is_err());
+    match session.state.try_lock() {
+      Err(TryLockError::Poisoned(poisoned)) => assert!(!poisoned.into_inner().0, "the context outlived the panic"),
+      _ => panic!("the step's panic poisons the lock"),
+    };
   }
 }
