@@ -1,9 +1,14 @@
 // The 1 MiB sync cells measured in separate processes: each process makes one kind of call on the
-// 15 payloads of 1 MiB for 1.5 s (after 30 calls of warm-up) and reports its mean time per call and
-// the minor page faults per call. Five processes a cell, the cells taking turns, for zstd-pool and
-// zstd-napi, with glibc's allocator as it is and with its thresholds raised (GLIBC_TUNABLES), which
-// tells whether a spread is the allocator's (fresh memory for each result) or the library's.
-// Run by `npm run bench`; alone: node benchmark/spread.mjs [PROCESSES]
+// 15 payloads of 1 MiB for 3 s (after 30 calls of warm-up), alternating call by call with the
+// floor (raw libzstd with a reused context and output, no allocation: benchmark/floor.mjs) on the
+// same payload, and reports its mean time per call, the floor's, and the minor page faults per
+// call. Five processes a cell, the cells taking turns, for zstd-pool and zstd-napi, with glibc's
+// allocator as it is and with its thresholds raised (GLIBC_TUNABLES), which tells whether a
+// spread is the allocator's (fresh memory for each result) or the library's. A shared VM's speed
+// drifts from one process to the next too: the floor's own spread measures that, and a call's
+// time over the floor's, process by process, is what is left with the drift divided out.
+// Run by `npm run bench` (whose build has the floor; without it the floor is left out); alone:
+// node benchmark/spread.mjs [PROCESSES]
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -32,14 +37,39 @@ function measure(library, mode) {
     })(),
   }
   const call = calls[library][mode]
+  const { Floor } = createRequire(import.meta.url)('../index.js')
+  const payloadsOf = mode === 'cs' ? inputs : frames
+  // One call at a time, cycling through the payloads in the same order as `call`'s.
+  const floor = Floor
+    ? new Floor(
+        mode === 'cs',
+        Buffer.concat(payloadsOf),
+        Uint32Array.from(payloadsOf, (p) => p.length),
+        LEVEL,
+        false,
+      )
+    : undefined
   for (let i = 0; i < 30; i++) call(i % inputs.length)
+  // The floor's constructor makes one call (on the first payload): after 2n - 1 more, its next is
+  // the first payload again, as `call`'s is.
+  floor?.run(2 * inputs.length - 1)
   const faults = process.resourceUsage().minorPageFault
   const start = performance.now()
   let count = 0
-  while (performance.now() - start < 1500) call(count++ % inputs.length)
-  const micros = ((performance.now() - start) * 1000) / count
+  let ours = 0
+  let floors = 0
+  while (performance.now() - start < (floor ? 3000 : 1500)) {
+    const before = performance.now()
+    call(count++ % inputs.length)
+    const between = performance.now()
+    floor?.run(1)
+    ours += between - before
+    floors += performance.now() - between
+  }
   const faultsPerCall = (process.resourceUsage().minorPageFault - faults) / count
-  process.stdout.write(JSON.stringify({ micros, faultsPerCall }))
+  const micros = (ours * 1000) / count
+  const floorMicros = floor ? (floors * 1000) / count : undefined
+  process.stdout.write(JSON.stringify({ micros, floorMicros, faultsPerCall }))
 }
 
 /** Every cell in `processes` processes each; writes results/spread.json. */
@@ -60,6 +90,7 @@ function measureAll(processes) {
     }
   }
   const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
+  const apart = (values) => Math.max(...values) / Math.min(...values) - 1
   for (const cell of cells) {
     const times = cell.runs.map((run) => run.micros)
     Object.assign(cell, {
@@ -68,9 +99,22 @@ function measureAll(processes) {
       max: Math.max(...times),
       faults: median(cell.runs.map((run) => run.faultsPerCall)),
     })
+    const withFloor = cell.runs.every((run) => run.floorMicros !== undefined)
+    if (withFloor) {
+      const overFloor = cell.runs.map((run) => run.micros / run.floorMicros)
+      Object.assign(cell, {
+        floorApart: apart(cell.runs.map((run) => run.floorMicros)),
+        overFloor: median(overFloor),
+        overFloorApart: apart(overFloor),
+      })
+    }
+    const floorSummary = withFloor
+      ? `; the floor ${(cell.floorApart * 100).toFixed(0)}% apart, time over the floor ${cell.overFloor.toFixed(2)}x ` +
+        `(${(cell.overFloorApart * 100).toFixed(0)}% apart)`
+      : ''
     console.log(
       `${cell.allocator} allocator, ${cell.library} ${cell.mode} 1 MiB: ${cell.min.toFixed(0)} to ${cell.max.toFixed(0)} µs ` +
-        `(${((cell.max / cell.min - 1) * 100).toFixed(0)}% apart), ${cell.faults.toFixed(0)} faults a call`,
+        `(${(apart(times) * 100).toFixed(0)}% apart), ${cell.faults.toFixed(0)} faults a call${floorSummary}`,
     )
   }
   const result = { node: process.version, date: new Date().toISOString().slice(0, 10), processes, tuned: TUNED, cells }
@@ -79,20 +123,32 @@ function measureAll(processes) {
 
 /** The report's section (benchmark/report.mjs). */
 export function spreadSection(result) {
+  const percent = (fraction) => `${(fraction * 100).toFixed(0)}%`
+  const withFloor = result.cells.every((cell) => cell.overFloor !== undefined)
+  const floorColumns = (cell) =>
+    withFloor ? ` ${percent(cell.floorApart)} | ${cell.overFloor.toFixed(2)}x | ${percent(cell.overFloorApart)} |` : ''
   const row = (cell) =>
     `| ${cell.library} | ${cell.mode === 'cs' ? 'compressSync' : 'decompressSync'} | ${cell.allocator === 'tuned' ? 'thresholds raised' : 'as it is'} | ` +
-    `${cell.min.toFixed(0)} µs | ${cell.median.toFixed(0)} µs | ${cell.max.toFixed(0)} µs | ${((cell.max / cell.min - 1) * 100).toFixed(0)}% | ${cell.faults.toFixed(0)} |`
+    `${cell.min.toFixed(0)} µs | ${cell.median.toFixed(0)} µs | ${cell.max.toFixed(0)} µs | ${percent(cell.max / cell.min - 1)} | ${cell.faults.toFixed(0)} |` +
+    floorColumns(cell)
   return [
     '## The 1 MiB sync cells, process by process',
     '',
     `\`benchmark/spread.mjs\`: each cell measured in ${result.processes} separate processes (the cells taking turns), each making the call on the`,
-    '15 payloads of 1 MiB for 1.5 s; its mean time per call, and the minor page faults a call. A 1 MiB result is fresh memory from',
+    '15 payloads of 1 MiB; its mean time per call, and the minor page faults a call. A 1 MiB result is fresh memory from',
     "glibc's allocator, which gives freed memory back to the kernel soon after the garbage collector frees a batch of results; the",
-    `next results fault it in again, a page at a time. Raised thresholds (\`GLIBC_TUNABLES=${result.tuned}\`) keep it: what remains`,
-    `is the library's own spread. On ${result.node} (${result.date}).`,
+    `next results fault it in again, a page at a time. Raised thresholds (\`GLIBC_TUNABLES=${result.tuned}\`) keep it.`,
+    ...(withFloor
+      ? [
+          "Each call alternates with the floor's on the same payload (raw libzstd, reused context and output: no allocation), for 3 s",
+          "a process. The floor's own spread is the machine's drift from one process to the next; a call's time over the floor's,",
+          'process by process, is what is left with that drift divided out: the library and the allocator as it uses them.',
+        ]
+      : ['Each process makes the call for 1.5 s (the floor was not built: `npm run build:bench`).']),
+    `On ${result.node} (${result.date}).`,
     '',
-    '| library | call | allocator | fastest | median | slowest | apart | faults a call |',
-    '|---|---|---|---:|---:|---:|---:|---:|',
+    `| library | call | allocator | fastest | median | slowest | apart | faults a call |${withFloor ? ' floor apart | over the floor (median) | over the floor, apart |' : ''}`,
+    `|---|---|---|---:|---:|---:|---:|---:|${withFloor ? '---:|---:|---:|' : ''}`,
     ...result.cells.map(row),
   ]
 }
