@@ -1,8 +1,10 @@
-// Where a small sync call's time goes, taken apart: raw libzstd with a reused context and output
-// (the floor), the native call writing into the same reused Buffer every time (no new result),
-// the native call with its result carved from a fresh slab as lib/calls.js makes it, and the
-// public call (the JavaScript layer too). Each step adds one cost; the steps take turns round by
-// round, so a shared VM's drift falls on all alike, and the median round is printed.
+// Where a sync call's time goes, taken apart: raw libzstd with a reused context and output (the
+// floor), the native call writing into the same reused Buffer every time (no new result), the
+// native call with a new result as lib/calls.js makes it (carved from a slab when small, else a
+// Buffer of its own), and the public call (the JavaScript layer too). Each step adds one cost; the steps take turns round by
+// round, so a shared VM's drift falls on all alike, and the median round is printed. Apart from
+// the steps, a native call that only reads decompressPlain's arguments (Node-API's share of the
+// native call) and zstd-napi's call.
 //   npm run build:bench && node benchmark/anatomy.mjs [SIZE]      (SIZE in bytes, default 1024)
 import { readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -22,12 +24,19 @@ const zstd = require('../main.js')
 const { binding, capabilities } = require('../lib/binding.js')
 const results = require('../lib/results.js')
 const { FLOOR_BATCH, floors } = await import('./floor.mjs')
-const { LEVEL } = await import('./contenders.mjs')
+const { LEVEL, requirePeer } = await import('./contenders.mjs')
 
 const size = Number(process.argv[2] ?? 1024)
 const inputs = payloads(size, FLOOR_BATCH)
 const frames = inputs.map((input) => zstd.compressSync(input, LEVEL))
 const reused = Buffer.allocUnsafeSlow(Math.max(8192, 2 * size + 1024))
+// A decompressed result past the slab's share goes into a Buffer of exactly its size, made for
+// it: reused here, where a call gets a new one (from lib/results.js's decodeTarget up to 64 KiB,
+// from native code past it). A compressed one past the slab's share is copied into a new Buffer
+// whatever the step: its size is known only once it is made.
+const ownBuffer = size >= capabilities.sharedBelow
+const reusedTarget = ownBuffer ? Buffer.allocUnsafeSlow(size) : reused
+const reusedOffset = ownBuffer ? results.OWN_BUFFER : 0
 const SYNC = Number.POSITIVE_INFINITY
 // What decompressSync passes when given no options.
 const maxOutputLength = require('node:buffer').constants.MAX_LENGTH
@@ -38,29 +47,47 @@ const each = (call) => () => {
   for (let i = 0; i < FLOOR_BATCH; i++) call(i)
 }
 
+/** A native call registered as decompressPlain is, that reads the same arguments and does nothing
+ * with them (crates/addon/src/exports/floor.rs): printed apart from the steps, as zstd-napi's
+ * call is, the sync peer closest to ours (when `npm run bench` has installed the peers). */
+const ARGUMENTS_ONLY = 'a native call that only reads the same arguments'
+const ZSTD_NAPI = "zstd-napi's call"
+const zstdNapi = (() => {
+  try {
+    return requirePeer('zstd-napi')
+  } catch {
+    return undefined
+  }
+})()
+const apart = (cases) => (zstdNapi ? cases : Object.fromEntries(Object.entries(cases).filter(([name]) => name !== ZSTD_NAPI)))
 const steps = {
-  decompress: {
+  decompress: apart({
     'raw libzstd, reused context and output': floors(false, frames, LEVEL)['raw libzstd, reused context'],
     'native call, into a reused Buffer': each((i) =>
-      binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, reused, 0),
+      binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, reusedTarget, reusedOffset),
     ),
-    'native call, result from a slab': each((i) =>
-      results.result(
-        results.decoded(
-          binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, results.decompressSlab(), results.slabOffset()),
-        ),
-      ),
-    ),
+    // As lib/calls.js's decompressView makes a sync call.
+    'native call, a new result (slab or Buffer)': each((i) => {
+      const target = results.decodeTarget(frames[i], maxOutputLength)
+      const slab = target ?? results.decompressSlab()
+      const offset = target === undefined ? results.slabOffset() : results.OWN_BUFFER
+      const value = binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, slab, offset)
+      return target !== undefined && typeof value === 'number' ? target : results.result(results.decoded(value))
+    }),
     'decompressSync (JavaScript too)': each((i) => zstd.decompressSync(frames[i])),
-  },
-  compress: {
+    // Not a step: what Node-API costs the native call's arguments and its number, on their own.
+    [ARGUMENTS_ONLY]: each((i) => binding.argumentsOnly(frames[i], maxOutputLength, windowLogMax, SYNC, reused, 0)),
+    [ZSTD_NAPI]: each((i) => zstdNapi.decompress(frames[i])),
+  }),
+  compress: apart({
     'raw libzstd, reused context and output': floors(true, inputs, LEVEL)['raw libzstd, reused context'],
     'native call, into a reused Buffer': each((i) => binding.compressPlain(inputs[i], PARAMETERS, SYNC, reused, 0)),
-    'native call, result from a slab': each((i) =>
+    'native call, a new result (slab or Buffer)': each((i) =>
       results.result(binding.compressPlain(inputs[i], PARAMETERS, SYNC, results.compressSlab(size), results.slabOffset())),
     ),
     'compressSync (JavaScript too)': each((i) => zstd.compressSync(inputs[i], LEVEL)),
-  },
+    [ZSTD_NAPI]: each((i) => zstdNapi.compress(inputs[i], { compressionLevel: LEVEL })),
+  }),
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
@@ -87,9 +114,12 @@ for (const [op, cases] of Object.entries(steps)) {
   console.log(`\n${op} ${size} bytes, level ${LEVEL}, ${process.version} (median of 21 interleaved rounds)`)
   console.log('| step | µs per call | added |\n|---|---:|---:|')
   let previous = 0
-  for (const name of names) {
+  const others = [ARGUMENTS_ONLY, ZSTD_NAPI]
+  for (const name of names.filter((name) => !others.includes(name))) {
     const micros = median(samples[name])
     console.log(`| ${name} | ${micros.toFixed(2)} | ${previous ? `${(micros - previous).toFixed(2)}` : ''} |`)
     previous = micros
   }
+  for (const name of others.filter((name) => samples[name]))
+    console.log(`${name}, on its own: ${median(samples[name]).toFixed(2)} µs`)
 }

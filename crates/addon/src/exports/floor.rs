@@ -1,10 +1,16 @@
 //! The benchmark's floor: libzstd called with no Node work per call, so that `npm run bench`
-//! measures it in the same process, and interleaved the same way, as every contender. Not part
-//! of the package's API (`main.js` does not export it); `benchmark/zstd.bench.ts` uses it.
+//! measures it in the same process, and interleaved the same way, as every contender; and a
+//! plain call that only reads its arguments, what Node-API costs before any work
+//! (`benchmark/anatomy.mjs`). Not part of the package's API (`main.js` does not export them);
+//! `benchmark/zstd.bench.ts` uses the floor.
 
-use napi::{Error, Result, Status};
+use napi::bindgen_prelude::Object;
+use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use zstd::zstd_safe::{self, CCtx, CParameter, DCtx};
+
+use crate::napi::plain::{self, Args, Plain};
+use crate::napi::{Js, Target};
 
 /// A set of payloads and what libzstd needs to work through them, one call at a time.
 #[napi]
@@ -80,4 +86,27 @@ impl Floor {
     }
     Ok(())
   }
+}
+
+/// `decompressPlain`'s arguments, read as it reads them (registered by hand, as it is), and
+/// nothing done with them: returns the input's length, as a call whose result went into the
+/// slab returns the result's.
+struct ArgumentsOnly;
+
+impl Plain for ArgumentsOnly {
+  const NAME: &'static str = "argumentsOnly";
+
+  fn call(env: &Env, args: &Args) -> Result<Js> {
+    let input: &[u8] = args.get(0)?;
+    let _: (f64, u32, f64) = (args.get(1)?, args.get(2)?, args.get(3)?);
+    let _: (Option<Target>, u32) = (args.get(4)?, args.get(5)?);
+    let length = u32::try_from(input.len()).map_err(|_| invalid("input too large"))?;
+    Js::number(env, length).map_err(|_| Error::from_reason("could not make a number"))
+  }
+}
+
+/// Adds the calls registered by hand to the module's exports (napi-rs runs one
+/// `module_exports` function: `oneshot::register_plain_calls` calls this).
+pub fn register_plain_calls(env: &Env, exports: &mut Object) -> Result<()> {
+  plain::register::<ArgumentsOnly>(env, exports)
 }

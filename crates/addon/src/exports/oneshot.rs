@@ -311,6 +311,8 @@ impl Plain for DecompressPlain {
 #[cfg(not(target_family = "wasm"))]
 #[napi(module_exports)]
 pub fn register_plain_calls(mut exports: Object, env: Env) -> Result<()> {
+  #[cfg(feature = "bench-floor")]
+  crate::exports::floor::register_plain_calls(&env, &mut exports)?;
   plain::register::<CompressPlain>(&env, &mut exports)?;
   plain::register::<DecompressPlain>(&env, &mut exports)
 }
