@@ -2,9 +2,9 @@
 // floor), the native call writing into the same reused Buffer every time (no new result), the
 // native call with a new result as lib/calls.js makes it (carved from a slab when small, else a
 // Buffer of its own), and the public call (the JavaScript layer too). Each step adds one cost; the steps take turns round by
-// round, so a shared VM's drift falls on all alike, and the median round is printed. Apart from
-// the steps, a native call that only reads decompressPlain's arguments (Node-API's share of the
-// native call) and zstd-napi's call.
+// round, so a shared VM's drift falls on all alike, and the median round is printed. Then, in a
+// rotation of their own, the public call, a native call that only reads decompressPlain's
+// arguments (Node-API's share of the native call) and zstd-napi's call.
 //   npm run build:bench && node benchmark/anatomy.mjs [SIZE]      (SIZE in bytes, default 1024)
 import { readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -47,11 +47,12 @@ const each = (call) => () => {
   for (let i = 0; i < FLOOR_BATCH; i++) call(i)
 }
 
-/** A native call registered as decompressPlain is, that reads the same arguments and does nothing
- * with them (crates/addon/src/exports/floor.rs): printed apart from the steps, as zstd-napi's
- * call is, the sync peer closest to ours (when `npm run bench` has installed the peers). */
+/** Beside the steps, in a rotation of their own with the public call (so that no step pays for
+ * collecting their garbage): a native call registered as decompressPlain is, that reads the same
+ * arguments and does nothing with them (crates/addon/src/exports/floor.rs: an upper bound on what
+ * Node-API costs the call, the loop around it included), and zstd-napi's call, the sync peer
+ * closest to ours (when `npm run bench` has installed the peers). */
 const ARGUMENTS_ONLY = 'a native call that only reads the same arguments'
-const ZSTD_NAPI = "zstd-napi's call"
 const zstdNapi = (() => {
   try {
     return requirePeer('zstd-napi')
@@ -59,39 +60,55 @@ const zstdNapi = (() => {
     return undefined
   }
 })()
-const apart = (cases) => (zstdNapi ? cases : Object.fromEntries(Object.entries(cases).filter(([name]) => name !== ZSTD_NAPI)))
-const steps = {
-  decompress: apart({
-    'raw libzstd, reused context and output': floors(false, frames, LEVEL)['raw libzstd, reused context'],
-    'native call, into a reused Buffer': each((i) =>
-      binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, reusedTarget, reusedOffset),
-    ),
-    // As lib/calls.js's decompressView makes a sync call.
-    'native call, a new result (slab or Buffer)': each((i) => {
-      const target = results.decodeTarget(frames[i], maxOutputLength)
-      const slab = target ?? results.decompressSlab()
-      const offset = target === undefined ? results.slabOffset() : results.OWN_BUFFER
-      const value = binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, slab, offset)
-      return target !== undefined && typeof value === 'number' ? target : results.result(results.decoded(value))
-    }),
-    'decompressSync (JavaScript too)': each((i) => zstd.decompressSync(frames[i])),
-    // Not a step: what Node-API costs the native call's arguments and its number, on their own.
-    [ARGUMENTS_ONLY]: each((i) => binding.argumentsOnly(frames[i], maxOutputLength, windowLogMax, SYNC, reused, 0)),
-    [ZSTD_NAPI]: each((i) => zstdNapi.decompress(frames[i])),
-  }),
-  compress: apart({
-    'raw libzstd, reused context and output': floors(true, inputs, LEVEL)['raw libzstd, reused context'],
-    'native call, into a reused Buffer': each((i) => binding.compressPlain(inputs[i], PARAMETERS, SYNC, reused, 0)),
-    'native call, a new result (slab or Buffer)': each((i) =>
-      results.result(binding.compressPlain(inputs[i], PARAMETERS, SYNC, results.compressSlab(size), results.slabOffset())),
-    ),
-    'compressSync (JavaScript too)': each((i) => zstd.compressSync(inputs[i], LEVEL)),
-    [ZSTD_NAPI]: each((i) => zstdNapi.compress(inputs[i], { compressionLevel: LEVEL })),
-  }),
+// A compression whose frame may pass the slab's share (libzstd's bound on it) makes it in native
+// memory, then copies it into a new Buffer, in every step.
+const frameBound = size + (size >>> 8) + (size < 128 << 10 ? ((128 << 10) - size) >>> 11 : 0)
+const compressReused =
+  frameBound < capabilities.sharedBelow ? 'native call, into a reused Buffer' : 'native call, its frame copied into a new Buffer'
+const publicDecompress = each((i) => zstd.decompressSync(frames[i]))
+const publicCompress = each((i) => zstd.compressSync(inputs[i], LEVEL))
+const ops = {
+  decompress: {
+    steps: {
+      'raw libzstd, reused context and output': floors(false, frames, LEVEL)['raw libzstd, reused context'],
+      'native call, into a reused Buffer': each((i) =>
+        binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, reusedTarget, reusedOffset),
+      ),
+      // As lib/calls.js's decompressView makes a sync call.
+      'native call, a new result (slab or Buffer)': each((i) => {
+        const target = results.decodeTarget(frames[i], maxOutputLength)
+        const slab = target ?? results.decompressSlab()
+        const offset = target === undefined ? results.slabOffset() : results.OWN_BUFFER
+        const value = binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, slab, offset)
+        return target !== undefined && typeof value === 'number' ? target : results.result(results.decoded(value))
+      }),
+      'decompressSync (JavaScript too)': publicDecompress,
+    },
+    beside: {
+      decompressSync: publicDecompress,
+      [ARGUMENTS_ONLY]: each((i) => binding.argumentsOnly(frames[i], maxOutputLength, windowLogMax, SYNC, reused, 0)),
+      ...(zstdNapi && { "zstd-napi's decompress": each((i) => zstdNapi.decompress(frames[i])) }),
+    },
+  },
+  compress: {
+    steps: {
+      'raw libzstd, reused context and output': floors(true, inputs, LEVEL)['raw libzstd, reused context'],
+      [compressReused]: each((i) => binding.compressPlain(inputs[i], PARAMETERS, SYNC, reused, 0)),
+      'native call, a new result (slab or Buffer)': each((i) =>
+        results.result(binding.compressPlain(inputs[i], PARAMETERS, SYNC, results.compressSlab(size), results.slabOffset())),
+      ),
+      'compressSync (JavaScript too)': publicCompress,
+    },
+    beside: {
+      compressSync: publicCompress,
+      ...(zstdNapi && { "zstd-napi's compress": each((i) => zstdNapi.compress(inputs[i], { compressionLevel: LEVEL })) }),
+    },
+  },
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
-for (const [op, cases] of Object.entries(steps)) {
+/** The median µs per call of each of `cases`, over 21 rounds in which they take turns. */
+function rotation(cases) {
   const names = Object.keys(cases)
   // Calls per sample: enough for ~5 ms.
   const repeats = {}
@@ -111,15 +128,18 @@ for (const [op, cases] of Object.entries(steps)) {
       samples[name].push(((performance.now() - started) * 1000) / (repeats[name] * FLOOR_BATCH))
     }
   }
-  console.log(`\n${op} ${size} bytes, level ${LEVEL}, ${process.version} (median of 21 interleaved rounds)`)
+  return Object.fromEntries(names.map((name) => [name, median(samples[name])]))
+}
+
+for (const [op, { steps, beside }] of Object.entries(ops)) {
+  const timed = rotation(steps)
+  console.log(`\n${op} ${size} bytes, level ${LEVEL}, ${process.version} (medians of 21 interleaved rounds)`)
   console.log('| step | µs per call | added |\n|---|---:|---:|')
   let previous = 0
-  const others = [ARGUMENTS_ONLY, ZSTD_NAPI]
-  for (const name of names.filter((name) => !others.includes(name))) {
-    const micros = median(samples[name])
+  for (const [name, micros] of Object.entries(timed)) {
     console.log(`| ${name} | ${micros.toFixed(2)} | ${previous ? `${(micros - previous).toFixed(2)}` : ''} |`)
     previous = micros
   }
-  for (const name of others.filter((name) => samples[name]))
-    console.log(`${name}, on its own: ${median(samples[name]).toFixed(2)} µs`)
+  const besides = Object.entries(rotation(beside)).map(([name, micros]) => `${name} ${micros.toFixed(2)} µs`)
+  console.log(`In a rotation of their own: ${besides.join(', ')}`)
 }

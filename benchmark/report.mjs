@@ -214,7 +214,7 @@ function targets(cells, pairs, { many, spread, wasm, peerPairs } = {}) {
     const floor =
       cell.floorApart === undefined
         ? ''
-        : ` (the floor: ${(cell.floorApart * 100).toFixed(0)}%; time over the floor: ${(cell.overFloorApart * 100).toFixed(0)}%)`
+        : ` (the floor's time: ${(cell.floorApart * 100).toFixed(0)}%; time ÷ the floor's, ${cell.overFloor.toFixed(2)}x: ${(cell.overFloorApart * 100).toFixed(0)}%)`
     row(
       `${MODES[cell.mode][0]} 1 MiB, ${spread.processes} processes: slowest over fastest`,
       `${(apart * 100).toFixed(0)}%${floor}`,

@@ -1,17 +1,19 @@
 // The 1 MiB sync cells measured in separate processes: each process makes one kind of call on the
 // 15 payloads of 1 MiB for 3 s (after 30 calls of warm-up), alternating call by call with the
 // floor (raw libzstd with a reused context and output, no allocation: benchmark/floor.mjs) on the
-// same payload, and reports its mean time per call, the floor's, and the minor page faults per
-// call. Five processes a cell, the cells taking turns, for zstd-pool and zstd-napi, with glibc's
-// allocator as it is and with its thresholds raised (GLIBC_TUNABLES), which tells whether a
-// spread is the allocator's (fresh memory for each result) or the library's. A shared VM's speed
-// drifts from one process to the next too: the floor's own spread measures that, and a call's
-// time over the floor's, process by process, is what is left with the drift divided out.
-// Run by `npm run bench` (whose build has the floor; without it the floor is left out); alone:
+// same payload, each going first every other time, and reports its mean time per call, the
+// floor's, and the minor page faults per call. Five processes a cell, the cells taking turns, for
+// zstd-pool and zstd-napi, with glibc's allocator as it is and with its thresholds raised
+// (GLIBC_TUNABLES), which tells whether a spread is the allocator's (fresh memory for each result)
+// or the library's. A shared VM's speed drifts from one process to the next too: the floor's own
+// spread measures mostly that (it runs among the call's garbage, not alone), and a call's time
+// over the floor's, process by process, is what is left with the drift divided out.
+// Run by `npm run bench`; alone (the build with the floor, when `npm run build:bench` made it):
 // node benchmark/spread.mjs [PROCESSES]
 import { execFileSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { LEVEL, requirePeer } from './contenders.mjs'
@@ -59,12 +61,18 @@ function measure(library, mode) {
   let ours = 0
   let floors = 0
   while (performance.now() - start < (floor ? 3000 : 1500)) {
+    // Each goes first every other time: the one that follows runs among the other's garbage.
+    const callFirst = count % 2 === 0
     const before = performance.now()
-    call(count++ % inputs.length)
+    if (callFirst) call(count % inputs.length)
+    else floor?.run(1)
     const between = performance.now()
-    floor?.run(1)
-    ours += between - before
-    floors += performance.now() - between
+    if (callFirst) floor?.run(1)
+    else call(count % inputs.length)
+    const after = performance.now()
+    ours += callFirst ? between - before : after - between
+    floors += callFirst ? after - between : between - before
+    count++
   }
   const faultsPerCall = (process.resourceUsage().minorPageFault - faults) / count
   const micros = (ours * 1000) / count
@@ -78,8 +86,16 @@ function measureAll(processes) {
   for (const allocator of ['default', 'tuned'])
     for (const library of ['zstd-pool', 'zstd-napi'])
       for (const mode of ['cs', 'ds']) cells.push({ allocator, library, mode, runs: [] })
-  // The allocator as it is means no tunables, whatever this process was started with.
-  const env = (allocator) => ({ ...process.env, GLIBC_TUNABLES: allocator === 'tuned' ? TUNED : '' })
+  // The allocator as it is means no tunables, whatever this process was started with. The
+  // children load the build with the floor (as run.mjs has them do), where there is one.
+  const benchBuild = fileURLToPath(new URL('../target/bench', import.meta.url))
+  const floorBinary = existsSync(benchBuild) && readdirSync(benchBuild).find((name) => name.endsWith('.node'))
+  const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? (floorBinary ? join(benchBuild, floorBinary) : undefined)
+  const env = (allocator) => ({
+    ...process.env,
+    ...(binary ? { NAPI_RS_NATIVE_LIBRARY_PATH: binary } : {}),
+    GLIBC_TUNABLES: allocator === 'tuned' ? TUNED : '',
+  })
   for (let round = 0; round < processes; round++) {
     for (const cell of cells) {
       const output = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', cell.library, cell.mode], {
@@ -140,11 +156,13 @@ export function spreadSection(result) {
     `next results fault it in again, a page at a time. Raised thresholds (\`GLIBC_TUNABLES=${result.tuned}\`) keep it.`,
     ...(withFloor
       ? [
-          "Each call alternates with the floor's on the same payload (raw libzstd, reused context and output: no allocation), for 3 s",
-          "a process. The floor's own spread is the machine's drift from one process to the next; a call's time over the floor's,",
-          'process by process, is what is left with that drift divided out: the library and the allocator as it uses them.',
+          "Each call alternates with the floor's on the same payload (raw libzstd, reused context and output: no allocation), each",
+          "going first every other time, for 3 s a process. The floor's own spread is mostly the machine's drift from one process to",
+          "the next (it runs among the call's garbage, not alone); a call's time over the floor's, process by process, is what is",
+          'left with that drift divided out: the library and the allocator as it uses them. The verdict in the targets takes the',
+          'time itself, as the goal is written.',
         ]
-      : ['Each process makes the call for 1.5 s (the floor was not built: `npm run build:bench`).']),
+      : ['Each process makes the call for 1.5 s (the floor was not measured).']),
     `On ${result.node} (${result.date}).`,
     '',
     `| library | call | allocator | fastest | median | slowest | apart | faults a call |${withFloor ? ' floor apart | over the floor (median) | over the floor, apart |' : ''}`,
