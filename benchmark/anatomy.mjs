@@ -1,10 +1,10 @@
 // Where a sync call's time goes, taken apart: raw libzstd with a reused context and output (the
 // floor), the native call writing into the same reused Buffer every time (no new result), the
 // native call with a new result as lib/calls.js makes it (carved from a slab when small, else a
-// Buffer of its own), and the public call (the JavaScript layer too). Each step adds one cost; the steps take turns round by
-// round, so a shared VM's drift falls on all alike, and the median round is printed. Then, in a
-// rotation of their own, the public call, a native call that only reads decompressPlain's
-// arguments (Node-API's share of the native call) and zstd-napi's call.
+// Buffer of its own), and the public call (the JavaScript layer too). Each step adds one cost;
+// the steps take turns round by round, so a shared VM's drift falls on all alike, and the median
+// round is printed. Then, in a rotation of their own, the public call, a native call that only
+// reads decompressPlain's arguments (Node-API's share of the native call) and zstd-napi's call.
 //   npm run build:bench && node benchmark/anatomy.mjs [SIZE]      (SIZE in bytes, default 1024)
 import { readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -38,6 +38,8 @@ const ownBuffer = size >= capabilities.sharedBelow
 const reusedTarget = ownBuffer ? Buffer.allocUnsafeSlow(size) : reused
 const reusedOffset = ownBuffer ? results.OWN_BUFFER : 0
 const SYNC = Number.POSITIVE_INFINITY
+const { decompressNow } = require('../lib/calls.js')
+const DEFAULTS = require('../lib/options.js').decompressOptions(undefined)
 // What decompressSync passes when given no options.
 const maxOutputLength = require('node:buffer').constants.MAX_LENGTH
 const windowLogMax = capabilities.defaultWindowLogMax
@@ -60,11 +62,9 @@ const zstdNapi = (() => {
     return undefined
   }
 })()
-// A compression whose frame may pass the slab's share (libzstd's bound on it) makes it in native
-// memory, then copies it into a new Buffer, in every step.
-const frameBound = size + (size >>> 8) + (size < 128 << 10 ? ((128 << 10) - size) >>> 11 : 0)
-const compressReused =
-  frameBound < capabilities.sharedBelow ? 'native call, into a reused Buffer' : 'native call, its frame copied into a new Buffer'
+// A compression whose frame may pass the slab's share makes it in native memory, then copies it
+// into a new Buffer, in every step.
+const compressReused = 'native call, into a reused Buffer (past the slab, a new one)'
 const publicDecompress = each((i) => zstd.decompressSync(frames[i]))
 const publicCompress = each((i) => zstd.compressSync(inputs[i], LEVEL))
 const ops = {
@@ -74,14 +74,8 @@ const ops = {
       'native call, into a reused Buffer': each((i) =>
         binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, reusedTarget, reusedOffset),
       ),
-      // As lib/calls.js's decompressView makes a sync call.
-      'native call, a new result (slab or Buffer)': each((i) => {
-        const target = results.decodeTarget(frames[i], maxOutputLength)
-        const slab = target ?? results.decompressSlab()
-        const offset = target === undefined ? results.slabOffset() : results.OWN_BUFFER
-        const value = binding.decompressPlain(frames[i], maxOutputLength, windowLogMax, SYNC, slab, offset)
-        return target !== undefined && typeof value === 'number' ? target : results.result(results.decoded(value))
-      }),
+      // decompressSync without reading its arguments and options.
+      'native call, a new result (slab or Buffer)': each((i) => decompressNow(frames[i], DEFAULTS)),
       'decompressSync (JavaScript too)': publicDecompress,
     },
     beside: {

@@ -4,12 +4,15 @@
 //! (`benchmark/anatomy.mjs`). Not part of the package's API (`main.js` does not export them);
 //! `benchmark/zstd.bench.ts` uses the floor.
 
-use napi::bindgen_prelude::Object;
-use napi::{Env, Error, Result, Status};
+#[cfg(not(target_family = "wasm"))]
+use napi::{bindgen_prelude::Object, Env};
+use napi::{Error, Result, Status};
 use napi_derive::napi;
 use zstd::zstd_safe::{self, CCtx, CParameter, DCtx};
 
+#[cfg(not(target_family = "wasm"))]
 use crate::napi::plain::{self, Args, Plain};
+#[cfg(not(target_family = "wasm"))]
 use crate::napi::{Js, Target};
 
 /// A set of payloads and what libzstd needs to work through them, one call at a time.
@@ -90,9 +93,11 @@ impl Floor {
 
 /// `decompressPlain`'s arguments, read as it reads them (registered by hand, as it is), and
 /// nothing done with them: returns the input's length, as a call whose result went into the
-/// slab returns the result's.
+/// slab returns the result's. Native builds only, as the plain calls are.
+#[cfg(not(target_family = "wasm"))]
 struct ArgumentsOnly;
 
+#[cfg(not(target_family = "wasm"))]
 impl Plain for ArgumentsOnly {
   const NAME: &'static str = "argumentsOnly";
 
@@ -107,6 +112,7 @@ impl Plain for ArgumentsOnly {
 
 /// Adds the calls registered by hand to the module's exports (napi-rs runs one
 /// `module_exports` function: `oneshot::register_plain_calls` calls this).
+#[cfg(not(target_family = "wasm"))]
 pub fn register_plain_calls(env: &Env, exports: &mut Object) -> Result<()> {
   plain::register::<ArgumentsOnly>(env, exports)
 }
