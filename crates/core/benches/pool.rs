@@ -1,18 +1,17 @@
 //! The pool itself, without Node: per-call time of libzstd with one reused context (the floor),
 //! through zstd-pool's pool and codecs (what a call costs minus the binding), and with a fresh
-//! context per call (no pooling). Same payloads as benchmark/corpus.mjs. Writes
-//! benchmark/results/rust.json for the report. Run: cargo bench --bench pool
+//! context per call (no pooling); and the pool's own take and give-back. Same payloads as
+//! benchmark/corpus.mjs. Run: cargo bench --bench pool
 
 mod corpus;
 
-use std::fs;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use zstd::zstd_safe::{CCtx, CParameter, DCtx};
 use zstd_pool_core::compress::{compress, CompressParams};
 use zstd_pool_core::decompress::{decompress_exact, plan_output, Limits, OutputPlan};
-use zstd_pool_core::pool::ContextPool;
+use zstd_pool_core::pool::{COMPRESSORS, DECOMPRESSORS};
 
 use corpus::corpus;
 
@@ -49,14 +48,15 @@ fn micros_per_call(mut call: impl FnMut(usize)) -> f64 {
 
 fn main() {
   let all = corpus();
-  let compressors: ContextPool<CCtx<'static>> = ContextPool::new(4, zstd_pool_core::pool::DEFAULT_MAX_IDLE_BYTES);
-  let decompressors: ContextPool<DCtx<'static>> = ContextPool::new(4, zstd_pool_core::pool::DEFAULT_MAX_IDLE_BYTES);
+  // The process-wide pools, as the addon uses them: a pool the sweeper does not know would have
+  // it woken by every give-back (it sleeps while no pool it sweeps holds an idle context).
+  let (compressors, decompressors) = (&*COMPRESSORS, &*DECOMPRESSORS);
   let params = CompressParams { level: LEVEL, ..CompressParams::default() };
-  let mut rows = Vec::new();
-  let mut record = |op: &str, size: usize, variant: &str, micros: f64| {
-    println!("{op:<10} {size:>8} {variant:<30} {micros:>10.2} µs");
-    rows.push(format!(r#"{{"op":"{op}","size":{size},"variant":"{variant}","micros":{micros:.3}}}"#));
+  let record = |op: &str, size: usize, variant: &str, micros: f64| {
+    println!("{op:<10} {size:>8} {variant:<30} {micros:>10.3} µs");
   };
+  // The pool's own cost: a context taken and given back (reset) with no work between.
+  record("pool", 0, "take and give back", micros_per_call(|_| decompressors.take().unwrap().give_back()));
   for size in SIZES {
     let inputs = payloads(&all, size);
     let frames: Vec<Vec<u8>> = inputs.iter().map(|input| zstd::bulk::compress(input, LEVEL).unwrap()).collect();
@@ -130,6 +130,4 @@ fn main() {
       }),
     );
   }
-  fs::create_dir_all("benchmark/results").unwrap();
-  fs::write("benchmark/results/rust.json", format!("{{\"rows\":[\n{}\n]}}\n", rows.join(",\n"))).unwrap();
 }

@@ -73,19 +73,28 @@ pub struct Idle<C> {
 }
 
 pub struct ContextPool<C: Context> {
-  /// Idle contexts, the least recently used first: calls take the most recent (so a steady
-  /// load keeps reusing the same few and the rest grow old) and bounds and the sweeper free
-  /// the oldest.
-  idle: Mutex<Vec<Idle<C>>>,
-  /// Mirrors of the idle list's length and bytes, written under its lock, read without it.
+  /// The idle contexts and the bytes the pool counts, under one lock.
+  shelf: Mutex<Shelf<C>>,
+  /// A mirror of the idle list's length, written under its lock, read without it.
   idle_count: AtomicUsize,
-  idle_bytes: AtomicUsize,
-  in_use_bytes: AtomicUsize,
   max_idle: AtomicUsize,
   max_idle_bytes: AtomicUsize,
   /// A moving average of what returned contexts hold (see `OVERSIZED_FACTOR`).
   typical_bytes: AtomicUsize,
   counts: Counts,
+}
+
+/// What a pool changes on every take and give-back, kept under one lock: plain numbers there
+/// cost a call nothing, where an atomic add outside it is one more locked instruction each
+/// (docs/pools.md).
+struct Shelf<C> {
+  /// Idle contexts, the least recently used first: calls take the most recent (so a steady
+  /// load keeps reusing the same few and the rest grow old) and bounds and the sweeper free
+  /// the oldest.
+  idle: Vec<Idle<C>>,
+  idle_bytes: usize,
+  /// What the contexts on loan held when last measured.
+  in_use_bytes: usize,
 }
 
 /// What happened to the contexts of a pool (or of the multi-threaded cache) so far.
@@ -110,7 +119,7 @@ pub struct Holdings {
 
 impl Counts {
   /// The context of `cached`, counted as reused, or else a new one, counted as created; and
-  /// what it holds. The second half of every `take` (a pool's, the multi-threaded cache's).
+  /// what it holds. The second half of the multi-threaded cache's `take`.
   #[inline]
   pub fn reuse_or_create<C: Context>(&self, cached: Option<Idle<C>>) -> Result<(C, usize), Failure> {
     match cached {
@@ -118,13 +127,22 @@ impl Counts {
         self.reused.fetch_add(1, Ordering::Relaxed);
         Ok((entry.context, entry.bytes))
       }
-      None => {
-        let context = C::create().ok_or(Failure::NoContext)?;
-        self.created.fetch_add(1, Ordering::Release);
-        let bytes = context.bytes();
-        Ok((context, bytes))
-      }
+      None => self.create(),
     }
+  }
+
+  /// A new context, counted as created, and what it holds.
+  pub fn create<C: Context>(&self) -> Result<(C, usize), Failure> {
+    let context = C::create().ok_or(Failure::NoContext)?;
+    self.created.fetch_add(1, Ordering::Release);
+    let bytes = context.bytes();
+    Ok((context, bytes))
+  }
+
+  /// Counts a reuse, for a pool that counts every reuse under its lock: a load and a store,
+  /// where an atomic add would be a locked instruction more per call.
+  fn count_reuse_under_lock(&self) {
+    self.reused.store(self.reused.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
   }
 
   /// A snapshot, with the contexts in use derived from the others.
@@ -173,10 +191,8 @@ pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<C: Context> ContextPool<C> {
   pub fn new(max_idle: usize, max_idle_bytes: usize) -> Self {
     Self {
-      idle: Mutex::new(Vec::new()),
+      shelf: Mutex::new(Shelf { idle: Vec::new(), idle_bytes: 0, in_use_bytes: 0 }),
       idle_count: AtomicUsize::new(0),
-      idle_bytes: AtomicUsize::new(0),
-      in_use_bytes: AtomicUsize::new(0),
       max_idle: AtomicUsize::new(max_idle.min(MAX_IDLE_LIMIT)),
       max_idle_bytes: AtomicUsize::new(max_idle_bytes),
       typical_bytes: AtomicUsize::new(0),
@@ -191,40 +207,52 @@ impl<C: Context> ContextPool<C> {
 
   /// The most recently used idle context if there is one, else a new one.
   pub fn take(&self) -> Result<Lease<C, &Self>, Failure> {
-    let cached = {
-      let mut idle = lock(&self.idle);
-      let entry = idle.pop();
-      if let Some(entry) = &entry {
-        self.idle_count.fetch_sub(1, Ordering::SeqCst);
-        self.idle_bytes.fetch_sub(entry.bytes, Ordering::Relaxed);
+    {
+      let mut shelf = lock(&self.shelf);
+      if let Some(entry) = shelf.idle.pop() {
+        shelf.idle_bytes -= entry.bytes;
+        shelf.in_use_bytes += entry.bytes;
+        // The sweeper needs to see a context go idle (`give_back`), not leave: relaxed.
+        self.idle_count.store(shelf.idle.len(), Ordering::Relaxed);
+        self.counts.count_reuse_under_lock();
+        return Ok(Lease::new(entry.context, entry.bytes, self));
       }
-      entry
-    };
-    let (context, bytes) = self.counts.reuse_or_create(cached)?;
-    self.in_use_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+    let (context, bytes) = self.counts.create()?;
+    lock(&self.shelf).in_use_bytes += bytes;
     Ok(Lease::new(context, bytes, self))
   }
 
-  fn give_back(&self, mut context: C) {
+  /// Takes a context that held `leased` out of the bytes in use, and counts it in `counter` as
+  /// it leaves the pool.
+  fn leave(&self, leased: usize, counter: &AtomicU64) {
+    lock(&self.shelf).in_use_bytes -= leased;
+    counter.fetch_add(1, Ordering::Release);
+  }
+
+  fn give_back(&self, mut context: C, leased: usize) {
     if !context.reset() {
-      self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
+      self.leave(leased, &self.counts.dropped_after_error);
       return;
     }
     let bytes = context.bytes();
     let max_idle_bytes = self.max_idle_bytes.load(Ordering::Relaxed);
     if self.max_idle.load(Ordering::Relaxed) == 0 || bytes > max_idle_bytes || self.oversized(bytes, max_idle_bytes) {
-      self.counts.freed_over_bound.fetch_add(1, Ordering::Release);
+      self.leave(leased, &self.counts.freed_over_bound);
       drop(context);
       note_freed::<C>(bytes);
       return;
     }
     let entry = Idle { context, bytes, since: sweep::epoch() };
     let evicted = {
-      let mut idle = lock(&self.idle);
-      idle.push(entry);
-      self.idle_count.fetch_add(1, Ordering::SeqCst);
-      self.idle_bytes.fetch_add(bytes, Ordering::Relaxed);
-      self.evict(&mut idle)
+      let mut shelf = lock(&self.shelf);
+      shelf.in_use_bytes -= leased;
+      shelf.idle.push(entry);
+      shelf.idle_bytes += bytes;
+      let evicted = self.evict(&mut shelf);
+      // Before `note_idle` reads whether the sweeper sleeps (see `sweep::park`).
+      self.idle_count.store(shelf.idle.len(), Ordering::SeqCst);
+      evicted
     };
     sweep::note_idle();
     let freed = evicted.iter().map(|entry| entry.bytes).sum();
@@ -247,15 +275,15 @@ impl<C: Context> ContextPool<C> {
     bytes > max_idle_bytes / OVERSIZED_FLOOR_SHARE && bytes > typical.saturating_mul(OVERSIZED_FACTOR)
   }
 
-  /// Takes the least recently used idle contexts beyond the bounds out of `idle`, to be freed
-  /// once the lock is released.
-  fn evict(&self, idle: &mut Vec<Idle<C>>) -> Vec<Idle<C>> {
+  /// Takes the least recently used idle contexts beyond the bounds off the shelf, to be freed
+  /// once the lock is released. The caller updates `idle_count`.
+  fn evict(&self, shelf: &mut Shelf<C>) -> Vec<Idle<C>> {
     let max_idle = self.max_idle.load(Ordering::Relaxed);
     let max_idle_bytes = self.max_idle_bytes.load(Ordering::Relaxed);
+    let idle = &shelf.idle;
     let mut excess = idle.len().saturating_sub(max_idle);
-    // Exact: the idle bytes change only under the lock, which the caller holds.
     let over_count: usize = idle[..excess].iter().map(|entry| entry.bytes).sum();
-    let mut kept_bytes = self.idle_bytes.load(Ordering::Relaxed) - over_count;
+    let mut kept_bytes = shelf.idle_bytes - over_count;
     while excess < idle.len() && kept_bytes > max_idle_bytes {
       kept_bytes -= idle[excess].bytes;
       excess += 1;
@@ -263,10 +291,8 @@ impl<C: Context> ContextPool<C> {
     if excess == 0 {
       return Vec::new();
     }
-    let evicted: Vec<_> = idle.drain(..excess).collect();
-    let total: usize = evicted.iter().map(|entry| entry.bytes).sum();
-    self.idle_count.fetch_sub(evicted.len(), Ordering::SeqCst);
-    self.idle_bytes.fetch_sub(total, Ordering::Relaxed);
+    let evicted: Vec<_> = shelf.idle.drain(..excess).collect();
+    shelf.idle_bytes = kept_bytes;
     self.counts.freed_over_bound.fetch_add(evicted.len() as u64, Ordering::Release);
     evicted
   }
@@ -274,11 +300,11 @@ impl<C: Context> ContextPool<C> {
   /// Frees the contexts idle since before the timeout (see `sweep`); the bytes they held.
   pub fn sweep(&self, now: u32) -> usize {
     let expired: Vec<_> = {
-      let mut idle = lock(&self.idle);
-      let count = idle.iter().take_while(|entry| sweep::expired(entry.since, now)).count();
-      let expired: Vec<_> = idle.drain(..count).collect();
-      self.idle_count.fetch_sub(count, Ordering::SeqCst);
-      self.idle_bytes.fetch_sub(expired.iter().map(|entry| entry.bytes).sum(), Ordering::Relaxed);
+      let mut shelf = lock(&self.shelf);
+      let count = shelf.idle.iter().take_while(|entry| sweep::expired(entry.since, now)).count();
+      let expired: Vec<_> = shelf.idle.drain(..count).collect();
+      shelf.idle_bytes -= expired.iter().map(|entry| entry.bytes).sum::<usize>();
+      self.idle_count.store(shelf.idle.len(), Ordering::SeqCst);
       // Counted with the idle count's change, so that no snapshot sees them in use.
       self.counts.freed_idle.fetch_add(count as u64, Ordering::Release);
       expired
@@ -294,7 +320,12 @@ impl<C: Context> ContextPool<C> {
     if let Some(max_idle_bytes) = max_idle_bytes {
       self.max_idle_bytes.store(max_idle_bytes, Ordering::Relaxed);
     }
-    let evicted = self.evict(&mut lock(&self.idle));
+    let evicted = {
+      let mut shelf = lock(&self.shelf);
+      let evicted = self.evict(&mut shelf);
+      self.idle_count.store(shelf.idle.len(), Ordering::SeqCst);
+      evicted
+    };
     let freed = evicted.iter().map(|entry| entry.bytes).sum();
     drop(evicted);
     if freed > 0 {
@@ -307,13 +338,13 @@ impl<C: Context> ContextPool<C> {
   }
 
   pub fn counters(&self) -> PoolCounters {
-    // Under the idle lock, which sweeps and evictions hold while they move contexts from idle
-    // to freed: none is seen both idle and freed.
-    let idle = lock(&self.idle);
+    // Under the shelf's lock, which sweeps and evictions hold while they move contexts from
+    // idle to freed: none is seen both idle and freed.
+    let shelf = lock(&self.shelf);
     self.counts.snapshot(Holdings {
-      idle: idle.len(),
-      idle_bytes: self.idle_bytes.load(Ordering::Relaxed),
-      in_use_bytes: self.in_use_bytes.load(Ordering::Relaxed),
+      idle: shelf.idle.len(),
+      idle_bytes: shelf.idle_bytes,
+      in_use_bytes: shelf.in_use_bytes,
       max_idle: self.max_idle.load(Ordering::Relaxed),
       max_idle_bytes: self.max_idle_bytes.load(Ordering::Relaxed),
     })
@@ -332,21 +363,19 @@ pub trait Home<C> {
 
 impl<C: Context> Home<C> for &ContextPool<C> {
   fn put_back(&self, context: C, leased: usize) {
-    self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
-    self.give_back(context);
+    self.give_back(context, leased);
   }
   fn discard(&self, context: C, leased: usize) {
     if C::SAFE_AFTER_FAILURE {
       return self.put_back(context, leased);
     }
-    self.in_use_bytes.fetch_sub(leased, Ordering::Relaxed);
-    self.counts.dropped_after_error.fetch_add(1, Ordering::Release);
+    self.leave(leased, &self.counts.dropped_after_error);
     drop(context);
     note_freed::<C>(leased);
   }
   fn resized(&self, before: usize, now: usize) {
-    self.in_use_bytes.fetch_add(now, Ordering::Relaxed);
-    self.in_use_bytes.fetch_sub(before, Ordering::Relaxed);
+    let mut shelf = lock(&self.shelf);
+    shelf.in_use_bytes = shelf.in_use_bytes + now - before;
   }
 }
 

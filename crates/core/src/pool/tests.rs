@@ -83,7 +83,7 @@ fn counts_the_bytes_libzstd_reports() {
   assert_eq!(pool.counters().holdings.in_use_bytes, 3 * fresh);
   leases.into_iter().for_each(Lease::give_back);
   used_compressor(&pool, 9, 1 << 20);
-  let held: usize = lock(&pool.idle).iter().map(|entry| entry.context.sizeof()).sum();
+  let held: usize = lock(&pool.shelf).idle.iter().map(|entry| entry.context.sizeof()).sum();
   let holdings = pool.counters().holdings;
   assert_eq!((holdings.idle, holdings.idle_bytes, holdings.in_use_bytes), (3, held, 0));
   assert!(held > 5 << 20, "a level-9 context for 1 MiB holds megabytes: {held}");
@@ -135,17 +135,17 @@ fn sweeps_the_contexts_idle_too_long_oldest_first() {
   let pool: ContextPool<DCtx<'static>> = ContextPool::new(8, DEFAULT_MAX_IDLE_BYTES);
   let leases: Vec<_> = (0..3).map(|_| pool.take().unwrap()).collect();
   leases.into_iter().for_each(Lease::give_back);
-  let since = lock(&pool.idle)[0].since;
+  let since = lock(&pool.shelf).idle[0].since;
   assert_eq!(pool.sweep(since.wrapping_add(sweep::TICKS)), 0);
   // The most recent goes out to a call, and comes back later.
-  let mut idle = lock(&pool.idle);
-  let last = idle.len() - 1;
-  idle[last].since = since.wrapping_add(3);
-  drop(idle);
+  let mut shelf = lock(&pool.shelf);
+  let last = shelf.idle.len() - 1;
+  shelf.idle[last].since = since.wrapping_add(3);
+  drop(shelf);
   assert!(pool.sweep(since.wrapping_add(sweep::TICKS + 1)) > 0);
   let counters = pool.counters();
   assert_eq!((counters.holdings.idle, counters.freed_idle), (1, 2));
-  assert_eq!(counters.holdings.idle_bytes, lock(&pool.idle)[0].context.sizeof());
+  assert_eq!(counters.holdings.idle_bytes, lock(&pool.shelf).idle[0].context.sizeof());
 }
 
 #[test]
