@@ -520,4 +520,6 @@ impl<C: Context> sweep::Sweepable for ContextPool<C> {
 }
 
 #[cfg(test)]
+mod stress;
+#[cfg(test)]
 mod tests;
