@@ -146,6 +146,7 @@ fn hammer<const SAFE: bool>(seed: u64, threads: usize, ops: usize) {
         });
       }
       barrier.wait();
+      let _abort = AbortOnPanic;
       let c = pool.counters();
       assert_eq!(c.holdings.in_use_bytes as u64, held_bytes.swap(0, Ordering::SeqCst), "held phase {c:?}");
       barrier.wait();
