@@ -10,6 +10,15 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * What the groups of one batch share, so that one that runs out of items takes over half of
+ * what another has left (see the core's `batch/share.rs`). Made by `many.js`, given to each
+ * group's call.
+ */
+export declare class BatchTeam {
+  constructor()
+}
+
+/**
  * Stops a queued call's work if it has not started: made by `main.js` for a call with an
  * `AbortSignal`, whose listener calls `cancel()`. It holds the work's shared state, never a
  * pointer to the work, and the completion clears that state, so a `cancel()` that comes late
@@ -220,11 +229,13 @@ export declare function compress(input: Uint8Array, settings: Int32Array, refere
 /**
  * Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
  * `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
- * the inputs large enough); a Promise of their results (see [`Sunk`]'s `into_js`). One copy
- * of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as;
- * `packed_limit`: the most bytes a packed group's results may take.
+ * the inputs large enough); a Promise of their results, as segments (see `into_js` for
+ * `Vec<Segment>`). One copy of `prefix` (none, for a `Prefix`) serves every input. `form`: what
+ * the results come back as; `packed_limit`: the most bytes a packed group's results may take;
+ * `team`: what the batch's groups share (none: this group runs its items alone), `group` its
+ * index among them.
  */
-export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, form: BatchForm, packedLimit: number, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
+export declare function compressBatch(inputs: Uint8Array, lengths: Uint32Array, settings: Int32Array, reference: PreparedDictionary | PreparedPrefix | Uint8Array | undefined, form: BatchForm, packedLimit: number, cancellation: Cancellation | undefined | null, team: BatchTeam | undefined | null, group: number): Promise<Array<number | Array<Buffer | NativeBytes | Error | number>>>
 
 /**
  * Sets each pool's bounds (idle contexts, and the bytes they hold), how many multi-threaded
@@ -280,7 +291,7 @@ export declare function decompress(input: Uint8Array, maxOutputLength: number, w
  * `decompress` would, each within the limits, on one threadpool thread; a Promise of their
  * results (as for [`compress_batch`]).
  */
-export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, form: BatchForm, packedLimit: number, cancellation?: Cancellation | undefined | null): Promise<Array<Buffer | NativeBytes | Error | number>>
+export declare function decompressBatch(inputs: Uint8Array, lengths: Uint32Array, maxOutputLength: number, windowLogMax: number, reference: PreparedDictionary | PreparedPrefix | PreparedDictionarySet | Uint8Array | undefined, form: BatchForm, packedLimit: number, cancellation: Cancellation | undefined | null, team: BatchTeam | undefined | null, group: number): Promise<Array<number | Array<Buffer | NativeBytes | Error | number>>>
 
 /**
  * Makes a dictionary of at most `size` bytes from `content` and the statistics of the samples
@@ -379,6 +390,7 @@ export interface Schedule {
   maxInlineShareMsInAPage: number
   shareBurstAfterMs: number
   batchGroupBytes: number
+  batchTeamGroupBytes: number
 }
 
 /** The checksum a seek table lists for a frame of this `content`: the low 32 bits of its XXH64. */

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.BatchTeam = nativeBinding.BatchTeam
 module.exports.Cancellation = nativeBinding.Cancellation
 module.exports.CompressSession = nativeBinding.CompressSession
 module.exports.DecompressSession = nativeBinding.DecompressSession

@@ -111,7 +111,8 @@ export interface BatchError extends Error {
 /**
  * Compresses each message as `compress` would, with the same options: a Promise of the frames, in order. The messages
  * are copied when it is called, then compressed a group at a time on the libuv threadpool (two groups per thread with
- * a core to run on, at most 8 MiB of input each), so the round trip to the threadpool is paid per group. Rejects with a `BatchError` if any fails.
+ * a core to run on, at most 8 MiB of input each), so the round trip to the threadpool is paid per group; a group that
+ * runs out of messages takes over half of what another has left. Rejects with a `BatchError` if any fails.
  */
 export declare function compressMany(
   inputs: readonly Input[] | PackedResults,
@@ -128,10 +129,10 @@ export declare function decompressMany(inputs: readonly Input[] | PackedResults,
 export declare function decompressManySync(inputs: readonly Input[] | PackedResults, options?: DecompressOptions): Buffer[]
 
 /**
- * A batch's results in order, end to end in one Buffer per group of messages (as python-zstandard's
- * `multi_compress_to_buffer` gives them), from `compressManyPacked` / `decompressManyPacked`. A result is a view of that
- * memory, made when asked for: a batch of many small messages costs the JavaScript thread one Buffer per group, not one
- * per message. Any batch call takes it as its inputs. Made by those calls only.
+ * A batch's results in order, end to end in one Buffer per run of messages (a group, or the part of one that another
+ * group took over; as python-zstandard's `multi_compress_to_buffer` gives them), from `compressManyPacked` /
+ * `decompressManyPacked`. A result is a view of that memory, made when asked for: a batch of many small messages costs
+ * the JavaScript thread a few Buffers, not one per message. Any batch call takes it as its inputs. Made by those calls only.
  */
 export declare class PackedResults implements Iterable<Buffer> {
   private constructor()
@@ -139,7 +140,7 @@ export declare class PackedResults implements Iterable<Buffer> {
   readonly length: number
   /** Their size in bytes, together. */
   readonly byteLength: number
-  /** The memory the results are in, a Buffer per group: written one after the other, they are every result in order. */
+  /** The memory the results are in, a Buffer per run of messages: written one after the other, they are every result in order. */
   readonly buffers: Buffer[]
   /** Result `index` (negative counts from the end), a Buffer sharing the batch's memory; undefined past either end. */
   at(index: number): Buffer | undefined

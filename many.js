@@ -2,10 +2,12 @@
 // The batch API: compressMany / decompressMany and their sync forms, for callers that have many
 // messages at once. The async forms cut the inputs into a few groups, one per threadpool thread
 // that has a core to run on, and each group runs as one threadpool work item (crates/addon/src/exports/batch.rs): the
-// round trip to the threadpool is paid per group rather than per message, and every core works.
+// round trip to the threadpool is paid per group rather than per message, and every core works. A
+// group that runs out of messages takes over half of what another has left, and gives its results
+// back apart, as a segment: every core works to the end.
 // Each message is a call of its own (its own pooled context, limits and error); one failing
 // costs no other its result. The packed forms (compressManyPacked, decompressManyPacked) give the
-// results end to end in one Buffer per group (lib/packed.js) and fail whole; every batch takes a
+// results end to end in one Buffer per run of messages (lib/packed.js) and fail whole; every batch takes a
 // PackedResults as its inputs.
 
 const { binding } = require('./lib/binding.js')
@@ -18,10 +20,10 @@ const { MAX_LENGTH, allocUnsafeSlow, everySecond, externalMemory, types } = requ
 const { isNativeError, isUint8Array } = types
 const { bytes, lengthOf, typedArrayGetters, typedArraySet } = require('./lib/primordials.js')
 const { batchResults, resultOf, slabsFor } = require('./lib/results.js')
-const { GROUP_BYTES, LANES } = require('./lib/schedule.js')
+const { GROUP_BYTES, LANES, TEAM_GROUP_BYTES } = require('./lib/schedule.js')
 
 const { apply } = Reflect
-const { BatchForm } = binding
+const { BatchForm, BatchTeam } = binding
 /** What packed groups come back as: their chunks themselves, where that is safe (see
  * `externalMemory`), else copies. */
 const PACKED = externalMemory ? BatchForm.Packed : BatchForm.PackedCopied
@@ -179,11 +181,12 @@ function groupInputsOf(value) {
   return isPacked(value) ? value : inputsOf(value)
 }
 
-/** Runs `run(joined, lengths, reference, form, packedLimit, cancellation)` per group
- * (`reference`: of `settings`, see options.js's `referenceOf`; `form`: a `BatchForm`, `Packed`
- * for `packedForm`, else whether small results share slabs; `packedLimit`: the largest Buffer)
- * and gathers the groups' results: every input's, a Buffer each (or the batch error), or
- * PackedResults. */
+/** Runs `run(joined, lengths, reference, form, packedLimit, cancellation, team, group)` per
+ * group (`reference`: of `settings`, see options.js's `referenceOf`; `form`: a `BatchForm`,
+ * `Packed` for `packedForm`, else whether small results share slabs; `packedLimit`: the largest
+ * Buffer; `team`: the BatchTeam the groups share, through which one that runs out of items takes
+ * over half of what another has left; `group`: its index) and gathers the groups' results: every
+ * input's, a Buffer each (or the batch error), or PackedResults. */
 function runGroups(inputs, settings, run, packedForm) {
   const { signal } = settings
   const { sizes, group } = sourceOf(inputs)
@@ -195,13 +198,27 @@ function runGroups(inputs, settings, run, packedForm) {
   const ends = groupEnds(sizes)
   const starts = [0, ...ends.slice(0, -1)]
   const forms = ends.map((end, i) => (packedForm ? PACKED : slabsFor(end - starts[i]) ? BatchForm.Slabs : BatchForm.Own))
+  const team = teamFor(sizes, ends.length)
   const start = (i, copy, cancellation) =>
-    run(copy.joined, copy.lengths, referenceOf(settings), forms[i], MAX_LENGTH, cancellation)
+    run(copy.joined, copy.lengths, referenceOf(settings), forms[i], MAX_LENGTH, cancellation, team, i)
   const gather = (pending) => {
-    if (packedForm) return Promise.all(pending).then((parts) => packedResults(parts, starts))
-    // Each group's Buffers are made as it completes, while the others run.
-    const parts = pending.map((promise, i) => promise.then((value) => batchResults(value, forms[i] === BatchForm.Slabs)))
-    return Promise.all(parts).then((parts) => allOrFirstError(parts.flat()))
+    // Each group's results in the form its own take, made as it completes while the others run;
+    // in a team, as segments: of its own inputs, and of any it took over from others.
+    const resultsOf = (i, value) => (packedForm ? value : batchResults(value, forms[i] === BatchForm.Slabs))
+    const parts = pending.map((promise, i) =>
+      promise.then((value) =>
+        team === undefined ? resultsOf(i, value) : segmentsOf(value, starts, (results) => resultsOf(i, results)),
+      ),
+    )
+    return Promise.all(parts).then((parts) => {
+      if (team === undefined) {
+        if (packedForm) return packedResults(parts.map((results, i) => ({ at: starts[i], results })))
+        return allOrFirstError(parts.flat())
+      }
+      const segments = parts.flat().sort((a, b) => a.at - b.at)
+      if (packedForm) return packedResults(segments)
+      return allOrFirstError(segments.flatMap((segment) => segment.results))
+    })
   }
   if (signal === undefined) {
     // Each group is copied and queued in turn, so that the first runs while the next is copied.
@@ -231,17 +248,37 @@ function runGroups(inputs, settings, run, packedForm) {
   return withSignal(signal, groups.length, queue)
 }
 
-/** A packed batch's PackedResults from its groups' results (`[data, ends]` each, for the group
- * that starts at input `starts[i]`); or throws the first failure (`[error, index]`), its `index`
- * naming its input. */
-function packedResults(parts, starts) {
+/** A BatchTeam for a batch of inputs of `sizes` cut into `groups` groups, if they hold
+ * TEAM_GROUP_BYTES each (see crates/core/src/schedule.rs). */
+function teamFor(sizes, groups) {
+  if (groups < 2) return undefined
+  let total = 0
+  for (const size of sizes) total += size
+  return total >= TEAM_GROUP_BYTES * groups ? new BatchTeam() : undefined
+}
+
+/** A group's segments as native code gives them (`[group, first, results, ...]`: the results
+ * of that group's inputs from its `first`), each `{ at, results }`: `at`, the index of its first
+ * input in the batch (the group's start in `starts`, plus `first`), and its results through
+ * `each`. */
+function segmentsOf(values, starts, each) {
+  const segments = []
+  for (let i = 0; i < values.length; i += 3)
+    segments.push({ at: starts[values[i]] + values[i + 1], results: each(values[i + 2]) })
+  return segments
+}
+
+/** A packed batch's PackedResults from its segments' results (`[data, ends]` each, for the
+ * segment that starts at input `at`), in order; or throws the first failure (`[error, index]`),
+ * its `index` naming its input. */
+function packedResults(segments) {
   const chunks = []
   const ends = []
-  for (let i = 0; i < parts.length; i++) {
-    const [first, second] = parts[i]
+  for (const { at, results } of segments) {
+    const [first, second] = results
     const chunk = resultOf(first)
     if (isNativeError(chunk)) {
-      const index = isNativeError(first) ? starts[i] + second : starts[i]
+      const index = isNativeError(first) ? at + second : at
       Object.defineProperty(chunk, 'index', { value: index, writable: true, enumerable: false, configurable: true })
       throw chunk
     }
@@ -276,7 +313,7 @@ function compressMany(inputs, options) {
 
 /**
  * Compresses each of `inputs` as `compressMany` does: a Promise of PackedResults, the frames end
- * to end in one Buffer per group. If any fails, it rejects with the first failure's error, whose
+ * to end in one Buffer per run of messages. If any fails, it rejects with the first failure's error, whose
  * `index` names the input.
  */
 function compressManyPacked(inputs, options) {
@@ -295,8 +332,8 @@ function compressGroups(inputs, options, packedForm) {
       // No time on the spot (0): every call queues, and the Promise is its result's.
       return runEach(inputsOf(inputs), signal, (input, cancellation) => compressView(input, settings, 0, cancellation))
     }
-    const run = (joined, lengths, reference, form, packedLimit, cancellation) =>
-      binding.compressBatch(joined, lengths, parameters, reference, form, packedLimit, cancellation)
+    const run = (joined, lengths, reference, form, packedLimit, cancellation, team, group) =>
+      binding.compressBatch(joined, lengths, parameters, reference, form, packedLimit, cancellation, team, group)
     return runGroups(groupInputsOf(inputs), settings, run, packedForm)
   } catch (error) {
     return Promise.reject(error)
@@ -329,7 +366,7 @@ function decompressMany(inputs, options) {
 
 /**
  * Decompresses each of `inputs` as `decompressMany` does: a Promise of PackedResults, the
- * contents end to end in one Buffer per group. If any fails, it rejects as `compressManyPacked`
+ * contents end to end in one Buffer per run of messages. If any fails, it rejects as `compressManyPacked`
  * does.
  */
 function decompressManyPacked(inputs, options) {
@@ -340,8 +377,19 @@ function decompressGroups(inputs, options, packedForm) {
   try {
     const settings = decompressOptions(options)
     const { maxOutputLength, windowLogMax } = settings
-    const run = (joined, lengths, reference, form, packedLimit, cancellation) =>
-      binding.decompressBatch(joined, lengths, maxOutputLength, windowLogMax, reference, form, packedLimit, cancellation)
+    const run = (joined, lengths, reference, form, packedLimit, cancellation, team, group) =>
+      binding.decompressBatch(
+        joined,
+        lengths,
+        maxOutputLength,
+        windowLogMax,
+        reference,
+        form,
+        packedLimit,
+        cancellation,
+        team,
+        group,
+      )
     return runGroups(groupInputsOf(inputs), settings, run, packedForm)
   } catch (error) {
     return Promise.reject(error)

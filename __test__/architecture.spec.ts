@@ -112,6 +112,7 @@ describe('the scheduling thresholds', () => {
     const { binding } = require('../lib/binding.js')
     expect(Object.keys(binding.capabilities().schedule).sort()).toEqual([
       'batchGroupBytes',
+      'batchTeamGroupBytes',
       'maxBurstInlineMicros',
       'maxBurstInlineMicrosWithLanes',
       'maxInlineMicros',

@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os'
+
 import { describe, expect, it } from 'vitest'
 
 import {
@@ -13,7 +15,7 @@ import {
   poolStats,
   trainDictionarySync,
 } from 'zstd-pool'
-import { corpus, jsonRecords, skipWithoutZstdCli, wasi, zstdPiped } from './helpers'
+import { corpus, jsonRecords, skipWithoutZstdCli, textOfLength, wasi, zstdPiped } from './helpers'
 
 /** Messages of every size from nothing to 200 KiB, cut from the corpus. */
 const messages = corpus.flatMap(({ data }, file) =>
@@ -245,5 +247,56 @@ describe('compressMany and decompressMany', () => {
     const contents = decompressManySync(await compressMany(list))
     expect(contents.map(String)).toEqual(['one', 'two'])
     expect(reads).toBe(1)
+  })
+
+  describe('share out the messages of a group that runs long', () => {
+    // A quarter of the bytes is text compressed at a slow level, the rest zeros, which compress
+    // at once: the groups of zeros run out long before the first, and take over halves of it.
+    const text = textOfLength(1 << 20)
+    const uneven = [
+      ...Array.from({ length: 256 }, (_, i) => text.subarray(i * 4096, (i + 1) * 4096)),
+      ...Array.from({ length: 768 }, () => Buffer.alloc(4096)),
+    ]
+    const level = 12
+    /** Groups in a batch: two per threadpool thread with a core to run on (docs/batches.md). */
+    const groups = 2 * Math.min(Number(process.env.UV_THREADPOOL_SIZE ?? 4), availableParallelism())
+
+    it('each result in its place, whoever ran it', async () => {
+      const expected = uneven.map((input) => compressSync(input, level))
+      const frames = await compressMany(uneven, level)
+      expect(frames.every((frame, i) => frame.equals(expected[i]))).toBe(true)
+      const contents = await decompressMany(frames)
+      expect(contents.every((content, i) => content.equals(uneven[i]))).toBe(true)
+      const packed = await compressManyPacked(uneven, level)
+      expect(Buffer.concat(packed.buffers).equals(Buffer.concat(expected))).toBe(true)
+      expect([...packed].every((frame, i) => frame.equals(expected[i]))).toBe(true)
+      const unpacked = await decompressManyPacked(packed)
+      expect(Buffer.concat(unpacked.buffers).equals(Buffer.concat(uneven))).toBe(true)
+    })
+
+    it.skipIf(wasi)('as runs of results of their own: more Buffers than groups', async () => {
+      let most = 0
+      // The work is taken over as soon as the others run out; five tries leave room for a
+      // machine too busy to run them meanwhile.
+      for (let attempt = 0; attempt < 5 && most <= groups; attempt++) {
+        most = Math.max(most, (await compressManyPacked(uneven, level)).buffers.length)
+      }
+      expect(most).toBeGreaterThan(groups)
+    })
+
+    it('failing where the failure is, and nowhere else', async () => {
+      const frames = await compressMany(uneven, level)
+      frames[200] = Buffer.from('not a frame')
+      const error = await decompressMany(frames).catch((caught) => caught)
+      expect(error).toMatchObject({ index: 200, code: 'ZSTD_error_prefix_unknown' })
+      expect(
+        error.results.every((result: Buffer | Error, i: number) => (i === 200 ? result === error : result.equals(uneven[i]))),
+      ).toBe(true)
+      frames[900] = Buffer.alloc(4)
+      const packedError = await decompressManyPacked(frames).catch((caught) => caught)
+      expect(packedError).toMatchObject({ index: 200, code: 'ZSTD_error_prefix_unknown' })
+      frames[200] = compressSync(uneven[200])
+      expect(await decompressManyPacked(frames).catch((caught) => caught)).toMatchObject({ index: 900 })
+    })
   })
 })

@@ -1,7 +1,8 @@
 'use strict'
 // PackedResults: what compressManyPacked / decompressManyPacked (many.js) give, a batch's results
-// end to end in one Buffer per group with where each ends, as python-zstandard's
-// multi_*_to_buffer gives them. The JavaScript thread then makes one Buffer per group instead of
+// end to end in one Buffer per run of messages (a group, or the part of one another group took
+// over) with where each ends, as python-zstandard's multi_*_to_buffer gives them. The JavaScript
+// thread then makes one Buffer per run instead of
 // an ArrayBuffer or a view per result; a result's view is made when it is asked for. A
 // PackedResults can be given back to a batch as its inputs, read a group at a time with no
 // view per message. Everything here reads its own private state, never a property the caller
@@ -25,7 +26,7 @@ let sourceOf
 /** A PackedResults' results, each a view, in a new Array. */
 let viewsOf
 
-/** A batch's results, in order, end to end over one Buffer per group. */
+/** A batch's results, in order, end to end over one Buffer per run of messages. */
 class PackedResults {
   /** Each group's results end to end. */
   #chunks
@@ -65,7 +66,7 @@ class PackedResults {
     return total
   }
 
-  /** The results' memory, a Buffer per group, each holding its results end to end: written one
+  /** The results' memory, a Buffer per run, each holding its results end to end: written one
    * after the other, they are every result in order. */
   get buffers() {
     const buffers = []
@@ -189,7 +190,7 @@ function tooLarge(index, length) {
   return coded(new RangeError(message), 'ERR_OUT_OF_RANGE')
 }
 
-/** PackedResults over `chunks` (a Buffer per group) and `ends` (a Float64Array per group). */
+/** PackedResults over `chunks` (a Buffer per run of messages) and `ends` (a Float64Array per run). */
 function packed(chunks, ends) {
   return new PackedResults(MADE_HERE, chunks, ends)
 }

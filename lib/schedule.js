@@ -33,6 +33,7 @@ const {
   maxInlineShareMsInAPage,
   shareBurstAfterMs: SHARE_BURST_AFTER_MS,
   batchGroupBytes: GROUP_BYTES,
+  batchTeamGroupBytes: TEAM_GROUP_BYTES,
 } = capabilities.schedule
 
 /** The share of a turn of the event loop that inline calls may take: longer in a web page, where
@@ -163,4 +164,4 @@ function settle(call, value) {
   }
 }
 
-module.exports = { GROUP_BYTES, LANES, SYNC, inlineMicros, settled, waitTurn }
+module.exports = { GROUP_BYTES, LANES, SYNC, TEAM_GROUP_BYTES, inlineMicros, settled, waitTurn }

@@ -22,6 +22,8 @@ use std::io::{Cursor, Write};
 
 use crate::error::Failure;
 
+pub mod share;
+
 /// The size of a page: that of the slabs `lib/results.js` carves small results from.
 pub const PAGE_BYTES: usize = 8192;
 

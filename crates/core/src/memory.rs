@@ -87,7 +87,12 @@ pub const CHUNK_BOUNDS_SCALE: usize = 4;
 /// A chunk on loan: dropped or given back, it returns to [`CHUNKS`] (cleared before its next use).
 pub type Chunk = Lease<Vec<u8>, &'static ContextPool<Vec<u8>>>;
 
-/// A chunk, empty, with whatever room its last use left it.
-pub fn chunk() -> Result<Chunk, Failure> {
-  CHUNKS.take()
+/// A chunk, empty, with whatever room its last use left it: for results expected to take about
+/// `expected` bytes, room for them and at most twice as much (else a new chunk); with nothing
+/// expected, the most room there is (see [`ContextPool::take_fitting`]).
+pub fn chunk(expected: Option<usize>) -> Result<Chunk, Failure> {
+  match expected {
+    Some(bytes) => CHUNKS.take_fitting(bytes),
+    None => CHUNKS.take_largest(),
+  }
 }

@@ -15,10 +15,12 @@ use crate::memory::{chunk, Chunk};
 /// The bytes of one end.
 const END_BYTES: usize = 8;
 
-/// A chunk with more room than this past its results is shrunk to them when the group ends (in
-/// place, as the allocator shrinks large blocks): a small group's Buffer must not keep a large
-/// chunk alive (V8 sees only the Buffer's length), and the pool's byte bound holds more chunks
-/// without the room their growth doubled.
+/// A chunk with more room than this past its results, and more than half their size, is shrunk
+/// to them when the group ends (in place, as the allocator shrinks large blocks): a small group's
+/// Buffer must not keep a large chunk alive (V8 sees only the Buffer's length), and the pool's
+/// byte bound holds more chunks without the room their growth doubled. Less is kept: shrunk to
+/// their exact size, chunks were too small for the next results by a few pages, and grew by a
+/// copy into memory fresh from the kernel.
 const SLACK_BYTES: usize = 64 << 10;
 
 /// A group's results, end to end.
@@ -34,12 +36,26 @@ pub struct Packed {
 }
 
 impl Packed {
-  /// Room for where `count` results end, which together may take at most `max_bytes`.
-  pub fn new(count: usize, max_bytes: usize) -> Result<Self, Failure> {
+  /// Room for where `count` results end, which together may take at most `max_bytes`, and are
+  /// expected to take about `expected` bytes, if known (the chunk is chosen by it: see [`chunk`]).
+  pub fn new(count: usize, max_bytes: usize, expected: Option<usize>) -> Result<Self, Failure> {
     let bytes = count.saturating_mul(END_BYTES);
     let mut ends = Vec::new();
     ends.try_reserve_exact(bytes).map_err(|_| Failure::OutOfMemory { bytes })?;
-    Ok(Self { data: chunk()?, ends, failure: None, max_bytes })
+    let mut data = chunk(expected)?;
+    let expected = expected.unwrap_or_default().min(max_bytes);
+    if data.capacity() < expected {
+      // A new chunk: room at once, a quarter more to spare, rather than grown and copied (into
+      // memory fresh from the kernel) as results come.
+      let room = expected.saturating_add(expected / 4).min(max_bytes);
+      data.try_reserve(room).map_err(|_| Failure::OutOfMemory { bytes: room })?;
+    }
+    Ok(Self { data, ends, failure: None, max_bytes })
+  }
+
+  /// How many bytes the results take so far.
+  pub fn bytes(&self) -> usize {
+    self.data.len()
   }
 
   /// The results end to end, and where each ends (see the field `ends`); or the first failure
@@ -49,7 +65,7 @@ impl Packed {
       return Err(failure);
     }
     let len = self.data.len();
-    if self.data.capacity() - len > SLACK_BYTES {
+    if self.data.capacity() - len > SLACK_BYTES.max(len / 2) {
       self.data.shrink_to_fit();
     }
     self.data.measure();
@@ -126,7 +142,7 @@ mod tests {
 
   #[test]
   fn results_are_end_to_end_with_their_ends() {
-    let mut packed = Packed::new(4, usize::MAX).expect("room");
+    let mut packed = Packed::new(4, usize::MAX, None).expect("room");
     packed.push(Ok(vec![1; 3]));
     packed.push_written(100, |cursor| cursor.write_all(&[2; 10]).map_err(|_| Failure::Truncated));
     packed.push(Ok(Vec::new()));
@@ -139,7 +155,7 @@ mod tests {
 
   #[test]
   fn the_first_failure_is_the_result_and_its_bytes_are_dropped() {
-    let mut packed = Packed::new(4, usize::MAX).expect("room");
+    let mut packed = Packed::new(4, usize::MAX, None).expect("room");
     packed.push(Ok(vec![1; 3]));
     assert!(!packed.done());
     packed.push_written(100, |cursor| {
@@ -156,7 +172,7 @@ mod tests {
 
   #[test]
   fn results_past_the_largest_buffer_fail_with_their_index() {
-    let mut packed = Packed::new(3, 10).expect("room");
+    let mut packed = Packed::new(3, 10, None).expect("room");
     packed.push(Ok(vec![1; 6]));
     packed.push(Ok(vec![2; 6]));
     assert!(matches!(packed.finish(), Err((1, Failure::PackedTooLarge { limit: 10 }))));
@@ -164,7 +180,7 @@ mod tests {
 
   #[test]
   fn a_chunk_far_larger_than_its_results_is_shrunk_to_them() {
-    let mut packed = Packed::new(1, usize::MAX).expect("room");
+    let mut packed = Packed::new(1, usize::MAX, None).expect("room");
     packed.push_written(1 << 20, |cursor| cursor.write_all(&[3; 10]).map_err(|_| Failure::Truncated));
     let Ok((data, _)) = packed.finish() else { panic!("no failure") };
     assert_eq!(*data, [3; 10]);
@@ -173,7 +189,7 @@ mod tests {
 
   #[test]
   fn a_codec_writing_past_its_room_fails_as_a_bug() {
-    let mut packed = Packed::new(1, usize::MAX).expect("room");
+    let mut packed = Packed::new(1, usize::MAX, None).expect("room");
     packed.push_written(2, |cursor| cursor.write_all(&[2; 10]).map_err(|_| Failure::Truncated));
     assert!(matches!(packed.finish(), Err((0, Failure::Panicked))));
   }

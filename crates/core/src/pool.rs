@@ -210,14 +210,49 @@ impl<C: Context> ContextPool<C> {
     {
       let mut shelf = lock(&self.shelf);
       if let Some(entry) = shelf.idle.pop() {
-        shelf.idle_bytes -= entry.bytes;
-        shelf.in_use_bytes += entry.bytes;
-        // The sweeper needs to see a context go idle (`give_back`), not leave: relaxed.
-        self.idle_count.store(shelf.idle.len(), Ordering::Relaxed);
-        self.counts.count_reuse_under_lock();
-        return Ok(Lease::new(entry.context, entry.bytes, self));
+        return Ok(self.lend(&mut shelf, entry));
       }
     }
+    self.take_new()
+  }
+
+  /// The idle context that holds the most bytes, else a new one.
+  pub fn take_largest(&self) -> Result<Lease<C, &Self>, Failure> {
+    self.take_chosen(|idle| (0..idle.len()).max_by_key(|&index| idle[index].bytes))
+  }
+
+  /// The idle context that holds the fewest bytes of those that hold from `bytes` to twice as
+  /// many, else a new one. For memory, where what matters is the room: a larger chunk taken for
+  /// a small run of results would be shrunk to them, and no longer there for a large run, whose
+  /// memory would then come fresh from the kernel.
+  pub fn take_fitting(&self, bytes: usize) -> Result<Lease<C, &Self>, Failure> {
+    let fits = |held: usize| held >= bytes && held <= bytes.saturating_mul(2);
+    self.take_chosen(|idle| (0..idle.len()).filter(|&index| fits(idle[index].bytes)).min_by_key(|&index| idle[index].bytes))
+  }
+
+  /// The idle context at the index `choose` picks, else a new one.
+  fn take_chosen(&self, choose: impl FnOnce(&[Idle<C>]) -> Option<usize>) -> Result<Lease<C, &Self>, Failure> {
+    {
+      let mut shelf = lock(&self.shelf);
+      if let Some(index) = choose(&shelf.idle) {
+        let entry = shelf.idle.remove(index);
+        return Ok(self.lend(&mut shelf, entry));
+      }
+    }
+    self.take_new()
+  }
+
+  /// Lends `entry`, just taken off the idle list.
+  fn lend(&self, shelf: &mut Shelf<C>, entry: Idle<C>) -> Lease<C, &Self> {
+    shelf.idle_bytes -= entry.bytes;
+    shelf.in_use_bytes += entry.bytes;
+    // The sweeper needs to see a context go idle (`give_back`), not leave: relaxed.
+    self.idle_count.store(shelf.idle.len(), Ordering::Relaxed);
+    self.counts.count_reuse_under_lock();
+    Lease::new(entry.context, entry.bytes, self)
+  }
+
+  fn take_new(&self) -> Result<Lease<C, &Self>, Failure> {
     let (context, bytes) = self.counts.create()?;
     lock(&self.shelf).in_use_bytes += bytes;
     Ok(Lease::new(context, bytes, self))

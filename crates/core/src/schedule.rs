@@ -177,6 +177,21 @@ pub const LANE_SETTLE_FOR: Duration = Duration::from_millis(1);
 /// makes more groups (commit 8d61e43).
 pub const BATCH_GROUP_BYTES: u32 = 8 << 20;
 
+/// Batches: the least input a group takes over from another that has more left (see the core's
+/// `batch/share.rs`). Each half taken is a segment of results of its own: a Buffer more for
+/// JavaScript to make, and a chunk more for packed results. With halves of 2 items or more,
+/// 10,000 compressions of 1 KiB made 20 to 26 segments a batch, with 64 KiB 5 or 6; with
+/// 256 KiB they ran 1 to 3% slower, decoding as fast (2-core VM, Node 26, 2026-12-05). A half of
+/// 64 KiB of 1 KiB inputs takes about 0.3 ms to compress.
+pub const BATCH_MIN_HALF_BYTES: u64 = 64 << 10;
+
+/// Batches: the groups of a batch share their work only where they hold this much input each
+/// (on average): enough for two halves of [`BATCH_MIN_HALF_BYTES`] to be taken from one in turn.
+/// In smaller batches the groups end close together, and the segments cost more than sharing
+/// saves: 64 compressions of 8 KiB, in groups of 128 KiB, took 1 to 7% longer in a team (2-core
+/// VM, Node 26, 2026-12-05).
+pub const BATCH_TEAM_GROUP_BYTES: u64 = 4 * BATCH_MIN_HALF_BYTES;
+
 // ---------------------------------------------------------------------------------------------
 // The cost model: what a call should take, in µs. Its figures were measured on the project's VM;
 // `paced` scales them to the machine the process runs on, as it runs.

@@ -3,18 +3,22 @@
 //! (tens of microseconds) is paid per group rather than per input.
 //!
 //! A batch is given its inputs end to end with their lengths, and copies them (its work runs
-//! after the call returns). Every item is a call of its own: its own pooled context, limits and
-//! failure. What a group's results come back as is its [`BatchForm`]: each item's result (or
-//! failure, which costs no other item its result), as a Buffer of its own or carved from a slab
-//! (the work packs small results into pages: see the core's `batch.rs` for why); or, packed, all
-//! of them end to end in one Buffer (the core's `packed.rs`).
+//! after the call returns). The groups of a large batch share a [`BatchTeam`]: a group that runs
+//! out of items takes half of what another has left (see the core's `batch/share.rs`), and gives
+//! their results back as a segment of their own. Every item is a call of its own: its own pooled
+//! context, limits and failure. What a group's results come back as is its [`BatchForm`]: each
+//! item's result (or failure, which costs no other item its result), as a Buffer of its own or
+//! carved from a slab (the work packs small results into pages: see the core's `batch.rs` for
+//! why); or, packed, all of them end to end in one Buffer (the core's `packed.rs`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use napi::{Env, Result};
 use napi_derive::napi;
 use zstd::zstd_safe::{self, CCtx, DCtx};
 
+use zstd_pool_core::batch::share::{Range, Team};
 use zstd_pool_core::batch::{Results, Sink, Taken};
 use zstd_pool_core::decompress::OutputPlan;
 use zstd_pool_core::error::Failure;
@@ -22,6 +26,7 @@ use zstd_pool_core::memory::{scratch, try_vec, Scratch};
 use zstd_pool_core::oneshot::{CompressCall, DecompressCall};
 use zstd_pool_core::packed::Packed;
 use zstd_pool_core::pool::{Context, ContextPool, Held, COMPRESSORS, DECOMPRESSORS};
+use zstd_pool_core::schedule;
 
 use crate::exports::dictionary::prepared;
 use crate::exports::oneshot::SHARED_BELOW;
@@ -61,10 +66,24 @@ impl Items {
     Ok(Self { data: Some(copy), ends })
   }
 
-  fn each(&self) -> impl Iterator<Item = &[u8]> {
+  fn count(&self) -> u32 {
+    // `lengths` came as a `Uint32Array`: fewer than 2^32 of them.
+    u32::try_from(self.ends.len()).unwrap_or(u32::MAX)
+  }
+
+  /// The bytes of items `[from, to)`.
+  fn bytes(&self, from: u32, to: u32) -> u64 {
+    let end = |index: u32| if index == 0 { 0 } else { self.ends.get(index as usize - 1).copied().unwrap_or_default() };
+    end(to).saturating_sub(end(from)) as u64
+  }
+
+  /// Item `index` (empty past the end).
+  fn get(&self, index: u32) -> &[u8] {
     let data = self.data.as_deref().map_or(&[][..], Vec::as_slice);
-    let starts = std::iter::once(0).chain(self.ends.iter().copied());
-    starts.zip(self.ends.iter().copied()).map(move |(start, end)| data.get(start..end).unwrap_or_default())
+    let index = index as usize;
+    let start = if index == 0 { 0 } else { self.ends.get(index - 1).copied().unwrap_or_default() };
+    let end = self.ends.get(index).copied().unwrap_or_default();
+    data.get(start..end).unwrap_or_default()
   }
 
   /// Gives the copy back to its pool, once every item has run.
@@ -75,14 +94,27 @@ impl Items {
   }
 }
 
+impl Drop for Items {
+  /// Once no group runs its items any more.
+  fn drop(&mut self) {
+    self.give_back();
+  }
+}
+
 /// What a batch does with each of its items: what a single `compress` / `decompress` call does,
 /// with a context its group holds from item to item (see `Held`).
-trait ItemCall: Send + 'static {
+trait ItemCall: Send + Sync + 'static {
   /// The async resource name of the batch's work (see `Job::name`).
   const NAME: &'static str;
   type Context: Context;
   /// The pool the group's context comes from.
   fn pool() -> &'static ContextPool<Self::Context>;
+  /// Where packed groups making this call leave their [`Ratio`].
+  fn last_ratio() -> &'static AtomicU64;
+  /// The groups of `team` that make this call.
+  fn team(team: &BatchTeam) -> Arc<Team<Group<Self>>>
+  where
+    Self: Sized;
   /// Runs the call on `input` and adds its result, or its failure, to `results`.
   fn run(&self, held: &mut Held<'static, Self::Context>, input: &[u8], prefix: Option<&[u8]>, results: &mut impl Sink);
 }
@@ -93,6 +125,15 @@ impl ItemCall for CompressCall {
 
   fn pool() -> &'static ContextPool<CCtx<'static>> {
     &COMPRESSORS
+  }
+
+  fn last_ratio() -> &'static AtomicU64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    &LAST
+  }
+
+  fn team(team: &BatchTeam) -> Arc<Team<Group<Self>>> {
+    team.compressions.clone()
   }
 
   fn run(&self, held: &mut Held<'static, CCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut impl Sink) {
@@ -116,6 +157,15 @@ impl ItemCall for DecompressCall {
     &DECOMPRESSORS
   }
 
+  fn last_ratio() -> &'static AtomicU64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    &LAST
+  }
+
+  fn team(team: &BatchTeam) -> Arc<Team<Group<Self>>> {
+    team.decompressions.clone()
+  }
+
   fn run(&self, held: &mut Held<'static, DCtx<'static>>, input: &[u8], prefix: Option<&[u8]>, results: &mut impl Sink) {
     match self.plan(input) {
       Ok(OutputPlan::Exact(len)) if results.fits(len) => {
@@ -129,6 +179,7 @@ impl ItemCall for DecompressCall {
 
 /// What a group's results come back to JavaScript as (`many.js` chooses).
 #[napi]
+#[derive(Clone, Copy)]
 pub enum BatchForm {
   /// Each result (a Buffer, or its error) with memory of its own.
   Own,
@@ -150,54 +201,43 @@ enum Sunk {
 
 impl Sunk {
   /// Room for `count` results in `form`; packed, at most `packed_limit` bytes of them (the
-  /// largest Buffer: `buffer.constants.MAX_LENGTH`).
-  fn new(form: BatchForm, count: usize, packed_limit: f64) -> std::result::Result<Self, Failure> {
+  /// largest Buffer: `buffer.constants.MAX_LENGTH`), about `expected`.
+  fn new(form: BatchForm, count: usize, packed_limit: f64, expected: Option<usize>) -> std::result::Result<Self, Failure> {
     Ok(match form {
       // A float past usize's range saturates; NaN is 0.
       BatchForm::Packed | BatchForm::PackedCopied => {
-        Sunk::Packed { packed: Packed::new(count, packed_limit as usize)?, copied: matches!(form, BatchForm::PackedCopied) }
+        let packed = Packed::new(count, packed_limit as usize, expected)?;
+        Sunk::Packed { packed, copied: matches!(form, BatchForm::PackedCopied) }
       }
       form => Sunk::Each { results: Results::new(count, SMALL_BELOW)?, share: matches!(form, BatchForm::Slabs) },
     })
   }
 }
 
-/// A batch's work: its items, the prefix they share (a copy of bytes, or a `Prefix`'s), the call
-/// each makes, and the room for their results.
-struct Batch<C> {
+/// A group of a batch, as whoever runs its items sees it: its index in the batch, its items, the
+/// prefix they share (a copy of bytes, or a `Prefix`'s) and the call each makes.
+struct Group<C> {
+  index: u32,
   items: Items,
   prefix: Option<SharedPrefix>,
   call: C,
-  results: Option<Sunk>,
 }
 
-impl<C: ItemCall> Batch<C> {
-  /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each), and `prefix` if
-  /// it is bytes.
-  fn new(
-    inputs: &[u8],
-    lengths: &[u32],
-    prefix: Option<HeldPrefix>,
-    call: C,
-    (form, packed_limit): (BatchForm, f64),
-  ) -> std::result::Result<Self, Failure> {
-    let prefix = prefix.map(HeldPrefix::shared).transpose()?;
-    let results = Some(Sunk::new(form, lengths.len(), packed_limit)?);
-    Ok(Self { items: Items::new(inputs, lengths)?, prefix, call, results })
-  }
-
-  /// Runs every item into `results`, in order, until the sink is done.
-  fn run_all(&self, results: &mut impl Sink, stop: &AtomicBool) {
+impl<C: ItemCall> Group<C> {
+  /// Runs the items of `range` into `results`, in order, until the sink is done.
+  fn run(&self, range: &Range<Self>, results: &mut impl Sink, stop: &AtomicBool) {
     let mut held = Held::new(C::pool());
-    for input in self.items.each() {
-      if results.done() {
-        break;
-      }
+    while let Some(index) = range.next() {
       // Cancelled while it runs: the items left fail as aborted (the call has already rejected).
       if stop.load(Ordering::Acquire) {
         results.push(Err(Failure::Aborted));
       } else {
-        self.call.run(&mut held, input, self.prefix.as_deref(), results);
+        self.call.run(&mut held, self.items.get(index), self.prefix.as_deref(), results);
+      }
+      if results.done() {
+        // A packed group that failed: the rest of its range would be wasted work.
+        range.finish();
+        break;
       }
     }
     // Before the prefix and the dictionary, which the context may still refer to.
@@ -205,36 +245,200 @@ impl<C: ItemCall> Batch<C> {
   }
 }
 
+/// A batch group's work: its own range of items, then, in a team, halves of its team's (see
+/// the top).
+struct Batch<C> {
+  range: Arc<Range<Group<C>>>,
+  /// `None`: the group runs its own items alone.
+  team: Option<Arc<Team<Group<C>>>>,
+  /// The room for the results of its own range, made with the call (taken once, as it runs).
+  own: Option<Sunk>,
+  form: BatchForm,
+  packed_limit: f64,
+}
+
+impl<C: ItemCall> Batch<C> {
+  /// Copies the inputs given end to end in `inputs` (`lengths[i]` bytes each), and `prefix` if
+  /// it is bytes: group `index` of the batch whose groups share `team`.
+  fn new(
+    inputs: &[u8],
+    lengths: &[u32],
+    prefix: Option<HeldPrefix>,
+    call: C,
+    (form, packed_limit): (BatchForm, f64),
+    (team, index): (Option<&BatchTeam>, u32),
+  ) -> std::result::Result<Self, Failure> {
+    let prefix = prefix.map(HeldPrefix::shared).transpose()?;
+    let items = Items::new(inputs, lengths)?;
+    let count = items.count();
+    let packed = matches!(form, BatchForm::Packed | BatchForm::PackedCopied);
+    let expected = if packed { Ratio::new(C::last_ratio()).of(items.bytes(0, count)) } else { None };
+    let own = Some(Sunk::new(form, lengths.len(), packed_limit, expected)?);
+    let range = Arc::new(Range::new(Arc::new(Group { index, items, prefix, call }), 0, count));
+    let team = team.map(C::team);
+    if let Some(team) = &team {
+      team.join(&range);
+    }
+    Ok(Self { range, team, own, form, packed_limit })
+  }
+
+  /// Runs `range` into `sunk`, or a sink of its own: a segment of the results. Packed, their
+  /// size is expected to be the range's input times `ratio`; adds what it ran to `ratio`.
+  fn segment(
+    &self,
+    range: &Range<Group<C>>,
+    sunk: Option<Sunk>,
+    ratio: &mut Ratio,
+    stop: &AtomicBool,
+  ) -> std::result::Result<Segment, Failure> {
+    let group = &range.group;
+    let first = range.first();
+    let mut sunk = match sunk {
+      Some(sunk) => sunk,
+      None => Sunk::new(self.form, range.left() as usize, self.packed_limit, ratio.of(group.items.bytes(first, range.end())))?,
+    };
+    let made = match &mut sunk {
+      Sunk::Each { results, .. } => {
+        group.run(range, results, stop);
+        None
+      }
+      Sunk::Packed { packed, .. } => {
+        group.run(range, packed, stop);
+        Some(packed.bytes())
+      }
+    };
+    if let Some(made) = made {
+      ratio.add(group.items.bytes(first, range.end()), made);
+    }
+    Ok(Segment { group: group.index, first, sunk })
+  }
+}
+
+/// The bytes a packed group's results took for the bytes of its input so far (before its first
+/// result, those of the last packed group of the process that made the same call): how large a
+/// chunk its next run of results will want. A chunk too small grows by a copy into memory fresh
+/// from the kernel, which cost decoding 10,000 frames of 1 KiB a thousand page faults a batch
+/// once groups took over each other's items (2-core VM, Node 26, 2026-12-05).
+struct Ratio {
+  input: u64,
+  output: u64,
+  /// Where the last group left it (`f64` bits; 0: none yet).
+  last: &'static AtomicU64,
+}
+
+impl Ratio {
+  fn new(last: &'static AtomicU64) -> Self {
+    Self { input: 0, output: 0, last }
+  }
+
+  /// The bytes expected for `input` bytes, if known.
+  fn of(&self, input: u64) -> Option<usize> {
+    let ratio = match self.input {
+      0 => f64::from_bits(self.last.load(Ordering::Relaxed)),
+      _ => self.output as f64 / self.input as f64,
+    };
+    // A float past usize's range saturates.
+    (ratio > 0.0).then_some((input as f64 * ratio) as usize)
+  }
+
+  fn add(&mut self, input: u64, output: usize) {
+    self.input += input;
+    self.output += output as u64;
+    if self.input > 0 {
+      self.last.store((self.output as f64 / self.input as f64).to_bits(), Ordering::Relaxed);
+    }
+  }
+}
+
+/// The results of a run of one group's items, from item `first` of group `group`.
+struct Segment {
+  group: u32,
+  first: u32,
+  sunk: Sunk,
+}
+
+/// A group's results: its own segment, and in a team (`apart`) those it took over.
+struct Segments {
+  own: Segment,
+  taken: Vec<Segment>,
+  apart: bool,
+}
+
 impl<C: ItemCall> node::Job for Batch<C> {
-  type Output = Sunk;
+  type Output = Segments;
 
   fn name(&self) -> &'static str {
     C::NAME
   }
 
-  fn compute(&mut self) -> std::result::Result<Sunk, Failure> {
+  fn compute(&mut self) -> std::result::Result<Segments, Failure> {
     self.compute_until(&AtomicBool::new(false))
   }
 
-  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Sunk, Failure> {
+  fn compute_until(&mut self, stop: &AtomicBool) -> std::result::Result<Segments, Failure> {
+    let mut ratio = Ratio::new(C::last_ratio());
     // Computed once: a bug otherwise.
-    let mut results = self.results.take().ok_or(Failure::Panicked)?;
-    match &mut results {
-      Sunk::Each { results, .. } => self.run_all(results, stop),
-      Sunk::Packed { packed, .. } => self.run_all(packed, stop),
+    let sunk = self.own.take().ok_or(Failure::Panicked)?;
+    let own = self.segment(&self.range, Some(sunk), &mut ratio, stop)?;
+    let mut taken = Vec::new();
+    let bytes = |group: &Group<C>, from, to| group.items.bytes(from, to);
+    while let Some(half) = self.team.as_ref().and_then(|team| team.take_half(schedule::BATCH_MIN_HALF_BYTES, bytes)) {
+      taken.push(self.segment(&half, None, &mut ratio, stop)?);
     }
-    self.items.give_back();
-    Ok(results)
+    // The inputs' copy back to its pool now, on this thread, unless another group still runs
+    // some of them.
+    if let Some(group) = Arc::get_mut(&mut self.range).and_then(|range| Arc::get_mut(&mut range.group)) {
+      group.items.give_back();
+    }
+    Ok(Segments { own, taken, apart: self.team.is_some() })
   }
 }
 
-impl node::IntoJs for Sunk {
+impl node::IntoJs for Segments {
+  /// A group alone: its results. In a team: `[group, first, results, ...]`, three values per
+  /// segment.
+  fn into_js(self, env: &Env) -> std::result::Result<Js, Failure> {
+    let Segments { own, taken, apart } = self;
+    if !apart {
+      return own.sunk.into_js(env);
+    }
+    let count = 1 + taken.len();
+    let mut values = Vec::new();
+    values.try_reserve_exact(3 * count).map_err(|_| Failure::OutOfMemory { bytes: 24 * count })?;
+    for Segment { group, first, sunk } in std::iter::once(own).chain(taken) {
+      values.push(Js::number(env, group)?);
+      values.push(Js::number(env, first)?);
+      values.push(sunk.into_js(env)?);
+    }
+    node::settled_array(env, &values)
+  }
+}
+
+impl Sunk {
   fn into_js(self, env: &Env) -> std::result::Result<Js, Failure> {
     match self {
       Sunk::Each { results, share: true } => slabs(env, results),
       Sunk::Each { results, share: false } => each_its_own(env, results),
       Sunk::Packed { packed, copied } => packed_js(env, packed, copied),
     }
+  }
+}
+
+/// What the groups of one batch share, so that one that runs out of items takes over half of
+/// what another has left (see the core's `batch/share.rs`). Made by `many.js`, given to each
+/// group's call.
+#[napi]
+pub struct BatchTeam {
+  compressions: Arc<Team<Group<CompressCall>>>,
+  decompressions: Arc<Team<Group<DecompressCall>>>,
+}
+
+#[napi]
+impl BatchTeam {
+  #[napi(constructor)]
+  #[allow(clippy::new_without_default)]
+  pub fn new() -> Self {
+    Self { compressions: Arc::default(), decompressions: Arc::default() }
   }
 }
 
@@ -297,10 +501,12 @@ fn its_own(env: &Env, result: std::result::Result<Vec<u8>, Failure>) -> std::res
 
 /// Compresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `compress` would, on one threadpool thread (and, with `workers`, libzstd's worker threads for
-/// the inputs large enough); a Promise of their results (see [`Sunk`]'s `into_js`). One copy
-/// of `prefix` (none, for a `Prefix`) serves every input. `form`: what the results come back as;
-/// `packed_limit`: the most bytes a packed group's results may take.
-#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error | number>>")]
+/// the inputs large enough); a Promise of their results, as segments (see `into_js` for
+/// `Vec<Segment>`). One copy of `prefix` (none, for a `Prefix`) serves every input. `form`: what
+/// the results come back as; `packed_limit`: the most bytes a packed group's results may take;
+/// `team`: what the batch's groups share (none: this group runs its items alone), `group` its
+/// index among them.
+#[napi(ts_return_type = "Promise<Array<number | Array<Buffer | NativeBytes | Error | number>>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn compress_batch(
   env: Env,
@@ -311,6 +517,8 @@ pub fn compress_batch(
   form: BatchForm,
   packed_limit: f64,
   cancellation: Option<&Cancellation>,
+  team: Option<&BatchTeam>,
+  group: u32,
 ) -> Result<Js> {
   let dictionary = dictionary_of(&reference);
   let queued = CompressCall::new(settings, || prepared(dictionary)).and_then(|call| {
@@ -319,7 +527,8 @@ pub fn compress_batch(
     // results are settled while the next group runs.
     let prefix_len = prefix.as_ref().map_or(0, |prefix| prefix.bytes().len());
     let micros: f64 = lengths.iter().map(|&len| call.estimated_micros(len as usize, prefix_len)).sum();
-    lanes::queue(&env, Batch::new(inputs, lengths, prefix, call, (form, packed_limit))?, cancellation, micros, false, false)
+    let batch = Batch::new(inputs, lengths, prefix, call, (form, packed_limit), (team, group))?;
+    lanes::queue(&env, batch, cancellation, micros, false, false)
   });
   if let Some(dictionary) = dictionary {
     dictionary.report(&env);
@@ -330,7 +539,7 @@ pub fn compress_batch(
 /// Decompresses each of the inputs given end to end in `inputs` (`lengths[i]` bytes each) as
 /// `decompress` would, each within the limits, on one threadpool thread; a Promise of their
 /// results (as for [`compress_batch`]).
-#[napi(ts_return_type = "Promise<Array<Buffer | NativeBytes | Error | number>>")]
+#[napi(ts_return_type = "Promise<Array<number | Array<Buffer | NativeBytes | Error | number>>>")]
 #[allow(clippy::too_many_arguments)]
 pub fn decompress_batch(
   env: Env,
@@ -344,12 +553,14 @@ pub fn decompress_batch(
   form: BatchForm,
   packed_limit: f64,
   cancellation: Option<&Cancellation>,
+  team: Option<&BatchTeam>,
+  group: u32,
 ) -> Result<Js> {
   let queued = HeldPrefix::of(&reference).and_then(|prefix| {
     let dictionary = || prepared(dictionary_of(&reference));
     let call = DecompressCall::new(max_output_length, window_log_max, dictionary, prefix.as_ref().map(HeldPrefix::bytes))?
       .with_set(set_of(&reference)?);
-    node::queue(&env, Batch::new(inputs, lengths, prefix, call, (form, packed_limit))?, cancellation)
+    node::queue(&env, Batch::new(inputs, lengths, prefix, call, (form, packed_limit), (team, group))?, cancellation)
   });
   queued.map_err(|failure| node::throw(&env, failure))
 }

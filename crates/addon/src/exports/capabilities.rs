@@ -53,6 +53,7 @@ pub struct Schedule {
   pub max_inline_share_ms_in_a_page: f64,
   pub share_burst_after_ms: f64,
   pub batch_group_bytes: u32,
+  pub batch_team_group_bytes: f64,
 }
 
 /// libzstd's bounds for one compression parameter (`ZSTD_cParam_getBounds`).
@@ -93,6 +94,7 @@ pub fn capabilities() -> Capabilities {
       max_inline_share_ms_in_a_page: schedule::MAX_INLINE_SHARE_MS_IN_A_PAGE,
       share_burst_after_ms: schedule::SHARE_BURST_AFTER_MS,
       batch_group_bytes: schedule::BATCH_GROUP_BYTES,
+      batch_team_group_bytes: schedule::BATCH_TEAM_GROUP_BYTES as f64,
     },
   }
 }

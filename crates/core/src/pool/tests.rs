@@ -219,3 +219,32 @@ fn a_snapshot_never_misses_a_context_on_loan_with_pooling_off() {
   });
   assert!(min_seen >= 1, "in_use read {min_seen} while one context was on loan (pooling off)");
 }
+
+#[test]
+fn memory_is_taken_by_its_room() {
+  let pool: ContextPool<Vec<u8>> = ContextPool::new(8, 64 << 20);
+  let leases: Vec<_> = [4096, 1 << 20, 64 << 10, 256 << 10]
+    .into_iter()
+    .map(|room| {
+      let mut lease = pool.take().unwrap();
+      lease.reserve_exact(room);
+      lease.measure();
+      lease
+    })
+    .collect();
+  leases.into_iter().for_each(Lease::give_back);
+  assert_eq!(pool.counters().holdings.idle, 4);
+  let room = |lease: &Lease<Vec<u8>, &ContextPool<Vec<u8>>>| lease.capacity();
+  // The least room that holds 150 KiB, and no more than twice that: 256 KiB.
+  let fitting = pool.take_fitting(150 << 10).unwrap();
+  assert!((256 << 10..300 << 10).contains(&room(&fitting)), "{}", room(&fitting));
+  // None holds 300 to 600 KiB now: a new one.
+  let new = pool.take_fitting(300 << 10).unwrap();
+  assert_eq!(room(&new), 0);
+  let largest = pool.take_largest().unwrap();
+  assert!(room(&largest) >= 1 << 20);
+  let counters = pool.counters();
+  assert_eq!((counters.created, counters.reused, counters.holdings.idle, counters.in_use), (5, 2, 2, 3));
+  [fitting, new, largest].into_iter().for_each(Lease::give_back);
+  assert_eq!(pool.counters().in_use, 0);
+}
