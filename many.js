@@ -2,12 +2,12 @@
 // The batch API: compressMany / decompressMany and their sync forms, for callers that have many
 // messages at once. The async forms cut the inputs into a few groups, one per threadpool thread
 // that has a core to run on, and each group runs as one threadpool work item (crates/addon/src/exports/batch.rs): the
-// round trip to the threadpool is paid per group rather than per message, and every core works. A
-// group that runs out of messages takes over half of what another has left, and gives its results
-// back apart, as a segment: every core works to the end.
-// Each message is a call of its own (its own pooled context, limits and error); one failing
-// costs no other its result. The packed forms (compressManyPacked, decompressManyPacked) give the
-// results end to end in one Buffer per run of messages (lib/packed.js) and fail whole; every batch takes a
+// round trip to the threadpool is paid per group rather than per message, and every core works. In
+// a large batch, a group that runs out of messages takes over half of what another has left, and
+// gives its results back apart, as a segment: every core works to the end. Each message is a
+// call of its own (its own pooled context, limits and error); one failing costs no other its
+// result. The packed forms (compressManyPacked, decompressManyPacked) give the results end to end
+// in one Buffer per run of messages (lib/packed.js) and fail whole; every batch takes a
 // PackedResults as its inputs.
 
 const { binding } = require('./lib/binding.js')
@@ -48,15 +48,14 @@ function inputsOf(value) {
   return inputs
 }
 
-/** Cuts the inputs, `sizes[i]` bytes each, into groups of neighbours: two about equal shares
- * for every lane (so that a group's results are delivered while the next group runs), and at
- * most GROUP_BYTES of input (or one larger input) per group. A group ends where the inputs so far
- * pass into the next share of the total bytes, so the shares come out even, with no remainder
- * left for a group of its own (and an input that spans several shares ends one group, not
- * several); inputs that are all empty are shared out by count. The index where each group ends. */
-function groupEnds(sizes) {
-  let total = 0
-  for (const size of sizes) total += size
+/** Cuts the inputs, `sizes[i]` bytes each, `total` together, into groups of neighbours: two
+ * about equal shares for every lane (so that a group's results are delivered while the next
+ * group runs), and at most GROUP_BYTES of input (or one larger input) per group. A group ends
+ * where the inputs so far pass into the next share of the total bytes, so the shares come out
+ * even, with no remainder left for a group of its own (and an input that spans several shares
+ * ends one group, not several); inputs that are all empty are shared out by count. The index
+ * where each group ends. */
+function groupEnds(sizes, total) {
   const shares = Math.max(2 * LANES, Math.ceil(total / GROUP_BYTES))
   const perGroup = total > 0 ? Number.POSITIVE_INFINITY : Math.ceil(sizes.length / (2 * LANES))
   const shareOf = (bytes) => (total > 0 ? Math.floor((bytes * shares) / total) : 0)
@@ -195,10 +194,13 @@ function runGroups(inputs, settings, run, packedForm) {
     // Nothing to cancel: `aborted` is read once (a signal whose getter flips read it twice).
     return signal?.aborted ? rejectAborted(signal) : Promise.resolve(none)
   }
-  const ends = groupEnds(sizes)
+  let total = 0
+  for (const size of sizes) total += size
+  const ends = groupEnds(sizes, total)
   const starts = [0, ...ends.slice(0, -1)]
   const forms = ends.map((end, i) => (packedForm ? PACKED : slabsFor(end - starts[i]) ? BatchForm.Slabs : BatchForm.Own))
-  const team = teamFor(sizes, ends.length)
+  // In a team if the groups hold TEAM_GROUP_BYTES each (see crates/core/src/schedule.rs).
+  const team = ends.length > 1 && total >= TEAM_GROUP_BYTES * ends.length ? new BatchTeam() : undefined
   const start = (i, copy, cancellation) =>
     run(copy.joined, copy.lengths, referenceOf(settings), forms[i], MAX_LENGTH, cancellation, team, i)
   const gather = (pending) => {
@@ -215,9 +217,14 @@ function runGroups(inputs, settings, run, packedForm) {
         if (packedForm) return packedResults(parts.map((results, i) => ({ at: starts[i], results })))
         return allOrFirstError(parts.flat())
       }
-      const segments = parts.flat().sort((a, b) => a.at - b.at)
+      const segments = inOrder(parts)
       if (packedForm) return packedResults(segments)
-      return allOrFirstError(segments.flatMap((segment) => segment.results))
+      const results = []
+      for (let i = 0; i < segments.length; i++) {
+        const part = segments[i].results
+        for (let j = 0; j < part.length; j++) results[results.length] = part[j]
+      }
+      return allOrFirstError(results)
     })
   }
   if (signal === undefined) {
@@ -248,15 +255,6 @@ function runGroups(inputs, settings, run, packedForm) {
   return withSignal(signal, groups.length, queue)
 }
 
-/** A BatchTeam for a batch of inputs of `sizes` cut into `groups` groups, if they hold
- * TEAM_GROUP_BYTES each (see crates/core/src/schedule.rs). */
-function teamFor(sizes, groups) {
-  if (groups < 2) return undefined
-  let total = 0
-  for (const size of sizes) total += size
-  return total >= TEAM_GROUP_BYTES * groups ? new BatchTeam() : undefined
-}
-
 /** A group's segments as native code gives them (`[group, first, results, ...]`: the results
  * of that group's inputs from its `first`), each `{ at, results }`: `at`, the index of its first
  * input in the batch (the group's start in `starts`, plus `first`), and its results through
@@ -265,6 +263,22 @@ function segmentsOf(values, starts, each) {
   const segments = []
   for (let i = 0; i < values.length; i += 3)
     segments.push({ at: starts[values[i]] + values[i + 1], results: each(values[i + 2]) })
+  return segments
+}
+
+/** The segments of every group (`parts`, a list per group) in one list, by where they start:
+ * sorted by hand, since a patched `Array.prototype.sort` must not put results out of place. */
+function inOrder(parts) {
+  const segments = []
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]
+    for (let j = 0; j < part.length; j++) {
+      const segment = part[j]
+      let at = segments.length
+      for (; at > 0 && segments[at - 1].at > segment.at; at--) segments[at] = segments[at - 1]
+      segments[at] = segment
+    }
+  }
   return segments
 }
 

@@ -15,6 +15,11 @@ use crate::memory::{chunk, Chunk};
 /// The bytes of one end.
 const END_BYTES: usize = 8;
 
+/// The most room a new chunk is given ahead of its results: what they are expected to take is a
+/// guess (from the results of other inputs), and one batch of highly compressible frames must not
+/// have the next reserve gigabytes for frames that are not.
+const MAX_ROOM_AHEAD: usize = 16 << 20;
+
 /// A chunk with more room than this past its results, and more than half their size, is shrunk
 /// to them when the group ends (in place, as the allocator shrinks large blocks): a small group's
 /// Buffer must not keep a large chunk alive (V8 sees only the Buffer's length), and the pool's
@@ -45,9 +50,9 @@ impl Packed {
     let mut data = chunk(expected)?;
     let expected = expected.unwrap_or_default().min(max_bytes);
     if data.capacity() < expected {
-      // A new chunk: room at once, a quarter more to spare, rather than grown and copied (into
-      // memory fresh from the kernel) as results come.
-      let room = expected.saturating_add(expected / 4).min(max_bytes);
+      // A new chunk, or a smaller one: room at once, a quarter more to spare, rather than grown
+      // and copied (into memory fresh from the kernel) as results come.
+      let room = expected.saturating_add(expected / 4).min(MAX_ROOM_AHEAD);
       data.try_reserve(room).map_err(|_| Failure::OutOfMemory { bytes: room })?;
     }
     Ok(Self { data, ends, failure: None, max_bytes })
@@ -185,6 +190,12 @@ mod tests {
     let Ok((data, _)) = packed.finish() else { panic!("no failure") };
     assert_eq!(*data, [3; 10]);
     assert!(data.capacity() <= SLACK_BYTES, "{} bytes kept for 10", data.capacity());
+  }
+
+  #[test]
+  fn room_ahead_of_results_is_bounded_whatever_is_expected() {
+    let packed = Packed::new(1, usize::MAX, Some(1 << 40)).expect("room");
+    assert!(packed.data.capacity() <= MAX_ROOM_AHEAD + MAX_ROOM_AHEAD / 4, "{}", packed.data.capacity());
   }
 
   #[test]

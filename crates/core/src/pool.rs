@@ -222,12 +222,19 @@ impl<C: Context> ContextPool<C> {
   }
 
   /// The idle context that holds the fewest bytes of those that hold from `bytes` to twice as
-  /// many, else a new one. For memory, where what matters is the room: a larger chunk taken for
-  /// a small run of results would be shrunk to them, and no longer there for a large run, whose
-  /// memory would then come fresh from the kernel.
+  /// many; else the one that holds the most of those that hold fewer (it grows, its pages kept);
+  /// else the one that holds the fewest; else a new one. For memory, where what matters is the
+  /// room: a chunk far larger than a small run of results is shrunk to them, and no longer there
+  /// for a large run, whose memory then comes fresh from the kernel.
   pub fn take_fitting(&self, bytes: usize) -> Result<Lease<C, &Self>, Failure> {
     let fits = |held: usize| held >= bytes && held <= bytes.saturating_mul(2);
-    self.take_chosen(|idle| (0..idle.len()).filter(|&index| fits(idle[index].bytes)).min_by_key(|&index| idle[index].bytes))
+    self.take_chosen(|idle| {
+      let held = |index: &usize| idle[*index].bytes;
+      let all = 0..idle.len();
+      let fitting = all.clone().filter(|index| fits(held(index))).min_by_key(held);
+      let smaller = || all.clone().filter(|index| held(index) < bytes).max_by_key(held);
+      fitting.or_else(smaller).or_else(|| all.clone().min_by_key(held))
+    })
   }
 
   /// The idle context at the index `choose` picks, else a new one.

@@ -238,13 +238,16 @@ fn memory_is_taken_by_its_room() {
   // The least room that holds 150 KiB, and no more than twice that: 256 KiB.
   let fitting = pool.take_fitting(150 << 10).unwrap();
   assert!((256 << 10..300 << 10).contains(&room(&fitting)), "{}", room(&fitting));
-  // None holds 300 to 600 KiB now: a new one.
-  let new = pool.take_fitting(300 << 10).unwrap();
-  assert_eq!(room(&new), 0);
+  // None holds 300 to 600 KiB now: the largest that holds less, 64 KiB.
+  let smaller = pool.take_fitting(300 << 10).unwrap();
+  assert!((64 << 10..128 << 10).contains(&room(&smaller)), "{}", room(&smaller));
   let largest = pool.take_largest().unwrap();
   assert!(room(&largest) >= 1 << 20);
+  // Only 4 KiB is left, and it is taken rather than a new one made.
+  let last = pool.take_fitting(1 << 30).unwrap();
+  assert_eq!(pool.take_fitting(1).map(|lease| room(&lease)).unwrap(), 0);
   let counters = pool.counters();
-  assert_eq!((counters.created, counters.reused, counters.holdings.idle, counters.in_use), (5, 2, 2, 3));
-  [fitting, new, largest].into_iter().for_each(Lease::give_back);
+  assert_eq!((counters.created, counters.reused, counters.holdings.idle), (5, 4, 1));
+  [fitting, smaller, largest, last].into_iter().for_each(Lease::give_back);
   assert_eq!(pool.counters().in_use, 0);
 }
