@@ -71,19 +71,21 @@ impl Items {
     u32::try_from(self.ends.len()).unwrap_or(u32::MAX)
   }
 
+  /// Where item `index` starts (0 past the end).
+  fn start(&self, index: u32) -> usize {
+    index.checked_sub(1).and_then(|before| self.ends.get(before as usize)).copied().unwrap_or_default()
+  }
+
   /// The bytes of items `[from, to)`.
   fn bytes(&self, from: u32, to: u32) -> u64 {
-    let end = |index: u32| if index == 0 { 0 } else { self.ends.get(index as usize - 1).copied().unwrap_or_default() };
-    end(to).saturating_sub(end(from)) as u64
+    self.start(to).saturating_sub(self.start(from)) as u64
   }
 
   /// Item `index` (empty past the end).
   fn get(&self, index: u32) -> &[u8] {
     let data = self.data.as_deref().map_or(&[][..], Vec::as_slice);
-    let index = index as usize;
-    let start = if index == 0 { 0 } else { self.ends.get(index - 1).copied().unwrap_or_default() };
-    let end = self.ends.get(index).copied().unwrap_or_default();
-    data.get(start..end).unwrap_or_default()
+    let end = self.ends.get(index as usize).copied().unwrap_or_default();
+    data.get(self.start(index)..end).unwrap_or_default()
   }
 
   /// Gives the copy back to its pool, once every item has run.

@@ -32,6 +32,12 @@ fn unpack(bounds: u64) -> (u32, u32) {
   (bounds as u32, (bounds >> 32) as u32)
 }
 
+/// Where the second half of items `[next, end)` starts, if two or more are left (so that each
+/// half has one at least).
+fn middle(next: u32, end: u32) -> Option<u32> {
+  (end.saturating_sub(next) >= 2).then(|| next + (end - next).div_ceil(2))
+}
+
 impl<G> Range<G> {
   pub fn new(group: Arc<G>, next: u32, end: u32) -> Self {
     Self { group, first: next, bounds: AtomicU64::new(pack(next, end.max(next))) }
@@ -85,10 +91,7 @@ impl<G> Range<G> {
     let mut bounds = self.bounds.load(Ordering::Acquire);
     loop {
       let (next, end) = unpack(bounds);
-      if end.saturating_sub(next) < 2 {
-        return None;
-      }
-      let middle = next + (end - next).div_ceil(2);
+      let middle = middle(next, end)?;
       match self.bounds.compare_exchange_weak(bounds, pack(next, middle), Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => return Some((middle, end)),
         Err(now) => bounds = now,
@@ -124,10 +127,7 @@ impl<G> Team<G> {
   pub fn take_half(&self, min_half: u64, weight: impl Fn(&G, u32, u32) -> u64) -> Option<Arc<Range<G>>> {
     let left = |range: &Range<G>| {
       let (next, end) = unpack(range.bounds.load(Ordering::Acquire));
-      if end.saturating_sub(next) < 2 {
-        return 0;
-      }
-      weight(&range.group, next + (end - next).div_ceil(2), end)
+      middle(next, end).map_or(0, |middle| weight(&range.group, middle, end))
     };
     loop {
       let fullest = {
