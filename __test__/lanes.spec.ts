@@ -196,18 +196,27 @@ describe('many async calls in flight', () => {
   })
 
   it.skipIf(wasi)('let the event loop turn while a burst settles', async () => {
-    // 20,000 calls made at once: the drainers finish them faster than the JavaScript thread
-    // settles them (a few microseconds each), which it does a slice at a time (a millisecond
-    // here) with the event loop turning in between, not all in one go (where timers, I/O and
-    // immediates waited for the whole burst). An immediate that reschedules itself sees how many
-    // had settled at each turn.
+    // 20,000 calls made at once, all finished before the JavaScript thread gets back to the
+    // event loop (it waits for the pool to show them done): settled all in one go, timers, I/O
+    // and immediates would wait for the whole burst. They are settled a slice at a time (a
+    // millisecond, or as long as the rest of the loop's turn took: more on a busy machine), with
+    // the loop turning in between. An immediate that reschedules itself sees how many had
+    // settled at each turn.
     const input = textOfLength(1024)
+    const taken = () => poolStats().compressors.created + poolStats().compressors.reused
+    const before = taken()
     const calls = Array.from({ length: 20000 }, () => compress(input, 1))
+    for (const until = performance.now() + 10_000; performance.now() < until; ) {
+      if (taken() - before >= calls.length && poolStats().compressors.inUse === 0) break
+    }
     let settled = 0
     for (const call of calls)
       call.then(() => {
         settled++
       })
+    // The first calls of a burst run on the spot, settled before the loop turns.
+    await Promise.resolve()
+    const onTheSpot = settled
     const seen: number[] = []
     const watch = () => {
       seen.push(settled)
@@ -215,8 +224,8 @@ describe('many async calls in flight', () => {
     }
     setImmediate(watch)
     await Promise.all(calls)
-    const midway = new Set(seen.filter((count) => count > 0 && count < calls.length))
-    expect(midway.size).toBeGreaterThan(3)
+    const midway = new Set(seen.filter((count) => count > onTheSpot && count < calls.length))
+    expect(midway.size).toBeGreaterThan(0)
   })
 
   it.skipIf(wasi)('survive JavaScript that calls back in while results are settled', async () => {
