@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 /// Work estimated under this runs inline, and its Promise settles at once: a trip through the
 /// libuv threadpool and back costs about 35 µs with one call in flight (docs/async.md), plus
-/// settling its Promise (commit e7aa252, which brought inline calls). Under WASI, queuing a call
-/// on emnapi's threadpool costs the calling thread itself 0.1 to 0.3 ms (docs/wasm.md), and a
-/// 1 KiB call queued took 140-160 µs more than on the spot (Node 26, 2-core VM, 2026-12-03):
-/// work under 150 µs costs the thread less on the spot than queued.
+/// settling its Promise (commit e7aa252, which brought inline calls). Under WASI, a 1 KiB call
+/// queued on emnapi's threadpool took 140-160 µs more than on the spot (Node 26, 2-core VM,
+/// 2026-12-03), and on the module's own threads a 64 KiB one still takes over 200 µs more
+/// (docs/wasm.md): work under 150 µs costs the caller less on the spot than queued.
 pub const MAX_INLINE_MICROS: f64 = if cfg!(target_family = "wasm") { 150.0 } else { 50.0 };
 
 /// In a burst of calls (no microtask checkpoint since the last one ran inline), where lanes take

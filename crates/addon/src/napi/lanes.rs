@@ -36,8 +36,8 @@ use crate::napi::work::{self, Cancellation, Job};
 #[cfg(not(target_family = "wasm"))]
 use native::Lanes;
 
-/// Whether this build has lanes. Under WASI, emnapi runs async work on threads of its own, and
-/// every call queues its own work item.
+/// Whether this build has lanes. Under WASI, every call's work is queued on its own, on the
+/// module's threads (`workers.rs`).
 pub const ENABLED: bool = !cfg!(target_family = "wasm");
 
 /// Whether an async call estimated to take `micros`, which `main.js` would let run on the spot up

@@ -9,6 +9,8 @@
 //! - **work on the libuv threadpool** (`work.rs`): its Promise, its lifecycle and its
 //!   cancellation; and the lanes that let small calls share work items (`lanes.rs`);
 //! - **staging areas** (`staging.rs`): the WebAssembly build's way in and out of its memory;
+//! - **the WebAssembly build's threads** (`workers.rs`): where its async work runs, in place of
+//!   emnapi's threadpool;
 //! - **exports registered by hand** (`plain.rs`): the plain one-shot calls (and under WASI the
 //!   plain staged ones), without napi-derive's per-call borrow scope;
 //! - **errors** (`js.rs`): a [`Failure`] thrown or rejected as the JavaScript error it stands for;
@@ -36,6 +38,8 @@ pub mod plain;
 #[cfg(target_family = "wasm")]
 mod staging;
 mod work;
+#[cfg(target_family = "wasm")]
+mod workers;
 
 pub use js::{
   array, buffer_copy, error_value, filled_buffer, handed_over, result_bytes, scratch_result, settled_array, throw, Js, Slot,

@@ -196,6 +196,15 @@ pub(crate) fn queue_item<J: Job>(env: &Env, job: J, cancellation: Option<&Cancel
   let name = job.name();
   let (promise, work) = promised(env, job)?;
   let state = work.state.clone();
+  #[cfg(target_family = "wasm")]
+  if let Some(workers) = super::workers::Workers::of(env) {
+    // No work item: a cancel marks the work, and the thread that takes it skips it.
+    if let Some(cancellation) = cancellation {
+      cancellation.attach(state);
+    }
+    workers.push(env, work);
+    return Ok(promise);
+  }
   let queued = queue_work(env, name, *work, |handle| {
     state.handle.store(handle, Ordering::Release);
     if alone {

@@ -1,0 +1,324 @@
+//! Under WASI (the WebAssembly build), a call's work runs on threads of the module's own rather
+//! than on emnapi's threadpool. Queuing a call there took the JavaScript thread 55 to 63 µs (a
+//! 64 KiB `compress`, Node 26.12.1, the 2-core VM, 2026-12-05: wasi-libc's mutex and condition
+//! variable under emnapi's C threadpool, 8.5% of a CPU profile), about as long as compressing
+//! 16 KiB; with the standard library's futex-based lock and condition variable, under a
+//! microsecond. Finished work is settled on the JavaScript thread through a thread-safe function
+//! (emnapi's, a message from the thread), which also keeps the process alive while work is in
+//! flight.
+//!
+//! Up to [`MAX_THREADS`] threads, as many as emnapi's threadpool has by default, started as work
+//! comes and kept: a parked thread costs nothing but its stack, in the module's memory. If no
+//! thread can be started, work goes to emnapi's threadpool as before.
+//!
+//! The JavaScript thread never waits for a lock here: a web page's thread cannot block
+//! (`memory.atomic.wait32` traps there), so it takes the two locks the threads share with
+//! `try_lock`, and spins for the few instructions a thread holds one. Only the threads wait.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+use napi::{sys, Env};
+
+use super::js::string;
+use super::work::AsyncWork;
+
+/// Work for the threads: `execute` on one of them, then `complete` on the JavaScript thread.
+pub(crate) trait Item: Send {
+  fn execute(&mut self);
+  fn complete(self: Box<Self>, env: &Env);
+}
+
+impl<W: AsyncWork> Item for W {
+  fn execute(&mut self) {
+    AsyncWork::execute(self)
+  }
+
+  fn complete(self: Box<Self>, env: &Env) {
+    AsyncWork::complete(*self, env, sys::Status::napi_ok)
+  }
+}
+
+/// The most threads of one JavaScript thread's workers.
+const MAX_THREADS: usize = 4;
+
+/// How long a thread that ran out of work watches for more before it parks. Waking a parked
+/// thread cost the JavaScript thread 24 µs a call (`memory.atomic.notify`, Node 26.12.1, the
+/// 2-core VM, 2026-12-05), and a loop of awaited calls makes its next one soon after a result;
+/// watching costs the thread's core until then.
+const LINGER: Duration = Duration::from_micros(100);
+
+/// A thread's stack, in the module's memory (which never shrinks): the codecs keep their tables
+/// on the heap.
+const STACK_BYTES: usize = 1 << 20;
+
+/// The threads' work and the JavaScript thread's, for one environment.
+pub(crate) struct Workers {
+  /// The environment that made them (an identity, never used as a pointer).
+  env: usize,
+  queue: Mutex<Queue>,
+  /// Wakes a parked thread.
+  ready: Condvar,
+  /// Work done, to settle on the JavaScript thread.
+  finished: Mutex<Vec<Box<dyn Item>>>,
+  /// Wakes the JavaScript thread to settle `finished`. Set once, right after it is made.
+  wake: AtomicPtr<sys::napi_threadsafe_function__>,
+  /// Set when the thread-safe function is finalized (the environment is torn down).
+  closed: AtomicBool,
+  /// Work queued and not yet settled: while there is any, `wake` keeps the process alive.
+  in_flight: AtomicUsize,
+  /// How many items the queue holds, for lingering threads to watch without the lock.
+  queued: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Queue {
+  items: VecDeque<Box<dyn Item>>,
+  threads: usize,
+  /// Threads waiting for work, and how many of them were signalled to wake.
+  parked: usize,
+  signalled: usize,
+  /// Threads watching `Workers::queued` for work before they park (see `LINGER`).
+  lingering: usize,
+}
+
+thread_local! {
+  /// The workers of this JavaScript thread, one per environment.
+  static WORKERS: RefCell<Vec<Arc<Workers>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Workers {
+  /// The workers of `env`'s JavaScript thread, made on first use with one thread running; `None`
+  /// if no thread or no thread-safe function could be made (work then goes to emnapi's
+  /// threadpool).
+  pub(crate) fn of(env: &Env) -> Option<Arc<Self>> {
+    let key = env.raw() as usize;
+    let current = WORKERS.with(|all| all.borrow().iter().find(|workers| workers.env == key).cloned());
+    if let Some(workers) = current {
+      return (!workers.closed.load(Ordering::Acquire)).then_some(workers);
+    }
+    let workers = Arc::new(Self {
+      env: key,
+      queue: Mutex::new(Queue::default()),
+      ready: Condvar::new(),
+      finished: Mutex::new(Vec::new()),
+      wake: AtomicPtr::new(ptr::null_mut()),
+      closed: AtomicBool::new(false),
+      in_flight: AtomicUsize::new(0),
+      queued: AtomicUsize::new(0),
+    });
+    // Remembered first, closed until it works out: making the thread-safe function can run
+    // JavaScript (an `async_hooks` init hook) that calls in, and such calls take emnapi's way.
+    workers.closed.store(true, Ordering::Release);
+    WORKERS.with(|all| {
+      let mut all = all.borrow_mut();
+      all.retain(|workers| workers.env != key);
+      all.push(workers.clone());
+    });
+    let wake = workers.threadsafe(env)?;
+    workers.wake.store(wake, Ordering::Release);
+    if !workers.start_thread() {
+      return None;
+    }
+    spin(&workers.queue).threads = 1;
+    workers.closed.store(false, Ordering::Release);
+    Some(workers)
+  }
+
+  /// Queues `item`, on the JavaScript thread of `env`: a parked thread is woken for it, or
+  /// another started, up to `MAX_THREADS`.
+  pub(crate) fn push(self: &Arc<Self>, env: &Env, item: Box<dyn Item>) {
+    if self.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
+      self.hold(env, true);
+    }
+    let (signal, start) = {
+      let mut queue = spin(&self.queue);
+      queue.items.push_back(item);
+      self.queued.store(queue.items.len(), Ordering::Release);
+      if queue.lingering > 0 {
+        // A lingering thread takes it: no wake to pay.
+        (false, false)
+      } else if queue.parked > queue.signalled {
+        queue.signalled += 1;
+        (true, false)
+      } else if queue.threads < MAX_THREADS {
+        queue.threads += 1;
+        (false, true)
+      } else {
+        (false, false)
+      }
+    };
+    if signal {
+      self.ready.notify_one();
+    }
+    // A thread that cannot start leaves the work to those that run.
+    if start && !self.start_thread() {
+      spin(&self.queue).threads -= 1;
+    }
+  }
+
+  fn start_thread(self: &Arc<Self>) -> bool {
+    let workers = self.clone();
+    let thread = std::thread::Builder::new().name("zstd-pool-worker".into()).stack_size(STACK_BYTES);
+    thread.spawn(move || workers.run()).is_ok()
+  }
+
+  /// A thread's life: runs queued work; once there is none, lingers, then parks.
+  fn run(&self) {
+    let mut queue = lock(&self.queue);
+    loop {
+      if let Some(mut item) = queue.items.pop_front() {
+        self.queued.store(queue.items.len(), Ordering::Release);
+        drop(queue);
+        item.execute();
+        lock(&self.finished).push(item);
+        self.call_wake();
+        queue = lock(&self.queue);
+        if queue.items.is_empty() {
+          queue.lingering += 1;
+          drop(queue);
+          self.linger();
+          queue = lock(&self.queue);
+          queue.lingering -= 1;
+        }
+        continue;
+      }
+      queue.parked += 1;
+      queue = self.ready.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
+      queue.parked -= 1;
+      // A spurious wake may take a signal meant for another thread: that one then finds the
+      // work already taken, or a later push signals it.
+      queue.signalled = queue.signalled.saturating_sub(1);
+    }
+  }
+
+  /// Watches for work for up to `LINGER`, awake: the caller of a call just settled often makes
+  /// the next one within that, and finds a thread that needs no wake.
+  fn linger(&self) {
+    let until = Instant::now() + LINGER;
+    while self.queued.load(Ordering::Acquire) == 0 && Instant::now() < until {
+      std::hint::spin_loop();
+    }
+  }
+
+  /// Settles the work done, on the JavaScript thread of `env`.
+  fn settle(&self, env: &Env) {
+    let finished = std::mem::take(&mut *spin(&self.finished));
+    let count = finished.len();
+    // Settling can run JavaScript (a resolved value's `then` getter) that queues more work:
+    // nothing here is locked meanwhile.
+    for item in finished {
+      item.complete(env);
+    }
+    if count > 0 && self.in_flight.fetch_sub(count, Ordering::Relaxed) == count {
+      self.hold(env, false);
+    }
+  }
+
+  /// The thread-safe function that wakes `env`'s JavaScript thread to settle, unreferenced. It
+  /// holds a reference to these workers of its own, given back when it is finalized.
+  fn threadsafe(self: &Arc<Self>, env: &Env) -> Option<*mut sys::napi_threadsafe_function__> {
+    let context = Arc::into_raw(self.clone()).cast_mut().cast::<c_void>();
+    let mut function = ptr::null_mut();
+    // SAFETY: on the JavaScript thread of `env`; `context` stays valid until `finalized` runs,
+    // and `function` is unreferenced right after it is made.
+    let status = unsafe {
+      let status = sys::napi_create_threadsafe_function(
+        env.raw(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        string(env, "zstd-pool:workers"),
+        0,
+        1,
+        context,
+        Some(finalized),
+        context,
+        Some(woken),
+        &mut function,
+      );
+      if status == sys::Status::napi_ok {
+        sys::napi_unref_threadsafe_function(env.raw(), function);
+      }
+      status
+    };
+    if status != sys::Status::napi_ok {
+      // SAFETY: the reference made above, which Node-API did not take.
+      drop(unsafe { Arc::from_raw(context.cast::<Self>()) });
+      return None;
+    }
+    Some(function)
+  }
+
+  /// Wakes the JavaScript thread, from a thread.
+  fn call_wake(&self) {
+    let function = self.wake.load(Ordering::Acquire);
+    if function.is_null() || self.closed.load(Ordering::Acquire) {
+      return;
+    }
+    // SAFETY: the function is finalized only as the environment is torn down, after which
+    // `closed` is set; emnapi's calls of it are thread-safe.
+    unsafe { sys::napi_call_threadsafe_function(function, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+  }
+
+  /// Makes `wake` keep the process alive (`keep`), or no longer.
+  fn hold(&self, env: &Env, keep: bool) {
+    let function = self.wake.load(Ordering::Acquire);
+    if function.is_null() {
+      return;
+    }
+    // SAFETY: on the JavaScript thread of `env`, which made `function`; not finalized yet, since
+    // work is only pushed to workers that are not closed.
+    unsafe {
+      if keep {
+        sys::napi_ref_threadsafe_function(env.raw(), function);
+      } else {
+        sys::napi_unref_threadsafe_function(env.raw(), function);
+      }
+    }
+  }
+}
+
+/// `wake`'s call: settles the work done. `env` is null when the function's queue is emptied as
+/// it is finalized.
+unsafe extern "C" fn woken(env: sys::napi_env, _callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+  if env.is_null() {
+    return;
+  }
+  // SAFETY: `context` is the reference `Workers::threadsafe` gave the function, released only in
+  // `finalized`, after its last call.
+  let workers = unsafe { &*context.cast::<Workers>() };
+  workers.settle(&Env::from_raw(env));
+}
+
+/// The environment is torn down: work done or still queued has no one left to tell, and is let
+/// go (the threads stay parked until the process ends).
+unsafe extern "C" fn finalized(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+  // SAFETY: the reference `Workers::threadsafe` gave the function, released once, here.
+  let workers = unsafe { Arc::from_raw(data.cast::<Workers>()) };
+  workers.closed.store(true, Ordering::Release);
+  let finished = std::mem::take(&mut *spin(&workers.finished));
+  let queued = std::mem::take(&mut spin(&workers.queue).items);
+  drop((finished, queued));
+}
+
+/// Takes `mutex` on a thread that may block.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+  mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Takes `mutex` on the JavaScript thread, which must not block: a thread holds it for a few
+/// instructions at a time.
+fn spin<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+  loop {
+    match mutex.try_lock() {
+      Ok(guard) => return guard,
+      Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+      Err(TryLockError::WouldBlock) => std::hint::spin_loop(),
+    }
+  }
+}
