@@ -140,8 +140,9 @@ impl Workers {
       let mut queue = spin(&self.queue);
       queue.items.push_back(item);
       self.queued.store(queue.items.len(), Ordering::Release);
-      if queue.lingering > 0 {
-        // A lingering thread takes it: no wake to pay.
+      if queue.items.len() <= queue.lingering + queue.signalled {
+        // Threads on their way take it (lingering ones need no wake): a burst still wakes or
+        // starts one thread per item, up to `MAX_THREADS`.
         (false, false)
       } else if queue.parked > queue.signalled {
         queue.signalled += 1;
