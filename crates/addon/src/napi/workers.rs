@@ -2,12 +2,12 @@
 //! than on emnapi's threadpool. Queuing a call there took the JavaScript thread 55 to 63 µs (a
 //! 64 KiB `compress`, Node 26.12.1, the 2-core VM, 2026-12-05: wasi-libc's mutex and condition
 //! variable under emnapi's C threadpool, 8.5% of a CPU profile), about as long as compressing
-//! 16 KiB; with the standard library's futex-based lock and condition variable, under a
-//! microsecond. Finished work is settled on the JavaScript thread through a thread-safe function
+//! 16 KiB; with the standard library's futex-based lock and condition variable, 0.3 to 0.8 µs
+//! when a thread is awake to take it (waking a parked one costs more: see [`LINGER`]). Finished work is settled on the JavaScript thread through a thread-safe function
 //! (emnapi's, a message from the thread), which also keeps the process alive while work is in
 //! flight.
 //!
-//! Up to [`MAX_THREADS`] threads, as many as emnapi's threadpool has by default, started as work
+//! Up to [`max_threads()`] threads, as many as emnapi's threadpool would have, started as work
 //! comes and kept: a parked thread costs nothing but its stack, in the module's memory. If no
 //! thread can be started, work goes to emnapi's threadpool as before.
 //!
@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::{Duration, Instant};
 
 use napi::{sys, Env};
@@ -44,8 +44,19 @@ impl<W: AsyncWork> Item for W {
   }
 }
 
-/// The most threads of one JavaScript thread's workers.
-const MAX_THREADS: usize = 4;
+/// The most threads of one JavaScript thread's workers: what napi-rs's loader sizes emnapi's
+/// threadpool by (`NAPI_RS_ASYNC_WORK_POOL_SIZE`, else `UV_THREADPOOL_SIZE`, as a number above
+/// 0; else 4), within libuv's bound on its threadpool.
+fn max_threads() -> usize {
+  static MAX: OnceLock<usize> = OnceLock::new();
+  *MAX.get_or_init(|| {
+    let set = std::env::var("NAPI_RS_ASYNC_WORK_POOL_SIZE").or_else(|_| std::env::var("UV_THREADPOOL_SIZE"));
+    match set.ok().and_then(|size| size.trim().parse::<f64>().ok()) {
+      Some(size) if size >= 1.0 => (size as usize).min(1024),
+      _ => 4,
+    }
+  })
+}
 
 /// How long a thread that ran out of work watches for more before it parks. Waking a parked
 /// thread cost the JavaScript thread 24 µs a call (`memory.atomic.notify`, Node 26.12.1, the
@@ -131,7 +142,7 @@ impl Workers {
   }
 
   /// Queues `item`, on the JavaScript thread of `env`: a parked thread is woken for it, or
-  /// another started, up to `MAX_THREADS`.
+  /// another started, up to `max_threads()`.
   pub(crate) fn push(self: &Arc<Self>, env: &Env, item: Box<dyn Item>) {
     if self.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
       self.hold(env, true);
@@ -142,12 +153,12 @@ impl Workers {
       self.queued.store(queue.items.len(), Ordering::Release);
       if queue.items.len() <= queue.lingering + queue.signalled {
         // Threads on their way take it (lingering ones need no wake): a burst still wakes or
-        // starts one thread per item, up to `MAX_THREADS`.
+        // starts one thread per item, up to `max_threads()`.
         (false, false)
       } else if queue.parked > queue.signalled {
         queue.signalled += 1;
         (true, false)
-      } else if queue.threads < MAX_THREADS {
+      } else if queue.threads < max_threads() {
         queue.threads += 1;
         (false, true)
       } else {
