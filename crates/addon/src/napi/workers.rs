@@ -3,9 +3,9 @@
 //! 64 KiB `compress`, Node 26.12.1, the 2-core VM, 2026-12-05: wasi-libc's mutex and condition
 //! variable under emnapi's C threadpool, 8.5% of a CPU profile), about as long as compressing
 //! 16 KiB; with the standard library's futex-based lock and condition variable, 0.3 to 0.8 µs
-//! when a thread is awake to take it (waking a parked one costs more: see [`LINGER`]). Finished work is settled on the JavaScript thread through a thread-safe function
-//! (emnapi's, a message from the thread), which also keeps the process alive while work is in
-//! flight.
+//! when a thread is awake to take it (waking a parked one costs more: see [`LINGER`]). Finished
+//! work is settled on the JavaScript thread through a thread-safe function (emnapi's, a message
+//! from the thread), which also keeps the process alive while work is in flight.
 //!
 //! Up to [`max_threads()`] threads, as many as emnapi's threadpool would have, started as work
 //! comes and kept: a parked thread costs nothing but its stack, in the module's memory. If no
