@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process'
 import { pbkdf2 } from 'node:crypto'
 import { getEventListeners } from 'node:events'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 import { compress, compressSync, Dictionary, decompress, decompressSync, poolStats } from 'zstd-pool'
@@ -334,5 +336,45 @@ describe('AbortSignal', () => {
     await compress('x', { signal: controller.signal })
     controller.abort()
     expect(heard).toBe(2)
+  })
+})
+
+describe("a process's lifetime", () => {
+  // In a child process of the same build (the WebAssembly one under ZSTD_POOL_WASI=1, whose work
+  // runs on threads of the module's own): work in flight keeps the process up, and nothing the
+  // package keeps (parked threads, idle pools) holds it once the work settled or was cancelled.
+  const run = (script: string) => {
+    const started = Date.now()
+    const child = spawnSync(process.execPath, ['-e', script, fileURLToPath(new URL('..', import.meta.url))], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    return { ...child, ms: Date.now() - started }
+  }
+
+  it('lasts until the async calls in flight settle, then ends', () => {
+    const { status, stdout, stderr, ms } = run(`
+      const z = require(process.argv[1])
+      const input = Buffer.alloc(4 << 20, 7)
+      Promise.all(Array.from({ length: 12 }, (_, i) => z.compress(input.subarray(i), 3).then((frame) => z.decompress(frame))))
+        .then((contents) => console.log(contents.map((content) => content.length).join(',')))`)
+    expect(stderr.replace(/^.*(ExperimentalWarning|--trace-warnings).*\n/gm, '')).toBe('')
+    expect(status).toBe(0)
+    expect(stdout.trim()).toBe(Array.from({ length: 12 }, (_, i) => (4 << 20) - i).join(','))
+    // Well before the pools' 5 s idle timeout: nothing waited for it.
+    expect(ms).toBeLessThan(5000)
+  })
+
+  it('ends once cancelled calls have been refused', () => {
+    const { status, stdout, ms } = run(`
+      const z = require(process.argv[1])
+      const controller = new AbortController()
+      const input = Buffer.alloc(8 << 20, 9)
+      const calls = Array.from({ length: 16 }, () => z.compress(input, { level: 12, signal: controller.signal }))
+      controller.abort()
+      Promise.allSettled(calls).then((results) => console.log(results.map((result) => result.status).join(',')))`)
+    expect(status).toBe(0)
+    expect(new Set(stdout.trim().split(','))).toEqual(new Set(['rejected']))
+    expect(ms).toBeLessThan(5000)
   })
 })
