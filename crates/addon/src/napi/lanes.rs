@@ -108,7 +108,6 @@ pub fn queue<J: Job>(
 mod native {
   use std::cell::RefCell;
   use std::collections::VecDeque;
-  use std::ffi::c_void;
   use std::ptr;
   use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
   use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -119,8 +118,9 @@ mod native {
   use zstd_pool_core::error::Failure;
   use zstd_pool_core::schedule::{lane_slice, LANE_LINGER, LANE_MAX_SHARE, LANE_SETTLE_AFTER, LANE_SETTLE_AT, LANE_SETTLE_FOR};
 
-  use crate::napi::js::string;
-  use crate::napi::work::{can_run_js, queue_work, AsyncWork, Job, Work};
+  use crate::napi::work::{
+    call_threadsafe, can_run_js, hold_threadsafe, queue_work, threadsafe, AsyncWork, Job, Reached, Threadsafe, Work,
+  };
 
   /// A call's job, counted in its thread's calls in flight until it is dropped: on the
   /// JavaScript thread, as its Promise is settled (or with its work, if it never is).
@@ -276,53 +276,17 @@ mod native {
         all.retain(|lanes| !lanes.closed());
         all.push(lanes.clone());
       });
-      let Some(wake) = lanes.threadsafe(env, "zstd-pool:lanes", woken) else {
+      let Some(wake) = threadsafe::<Lanes, WAKE>(env, "zstd-pool:lanes", &lanes) else {
         // Without a way to wake this thread, these lanes take no more calls.
         lanes.closed.store(true, Ordering::Release);
         return Err(Failure::Napi("napi_create_threadsafe_function"));
       };
       lanes.wake.store(wake, Ordering::Release);
       // Without it, a settle goes on until nothing is left, as it did before there was one.
-      if let Some(turn) = lanes.threadsafe(env, "zstd-pool:lanes-turn", turned) {
+      if let Some(turn) = threadsafe::<Lanes, TURN>(env, "zstd-pool:lanes-turn", &lanes) {
         lanes.turn.store(turn, Ordering::Release);
       }
       Ok(lanes)
-    }
-
-    /// A thread-safe function named `name` that calls `call` on the JavaScript thread with these
-    /// lanes, unreferenced (idle lanes must not keep the process alive; a drainer at work does,
-    /// as a work item). It holds a reference to the lanes of its own, given back when Node
-    /// finalizes it.
-    fn threadsafe(self: &Arc<Self>, env: &Env, name: &str, call: CallJs) -> Option<Threadsafe> {
-      let context = Arc::into_raw(self.clone()).cast_mut().cast::<c_void>();
-      let mut function = ptr::null_mut();
-      // SAFETY: on the JavaScript thread of `env`; `context` stays valid until `finalized` runs,
-      // and `function` is unreferenced right after it is made.
-      let status = unsafe {
-        let status = sys::napi_create_threadsafe_function(
-          env.raw(),
-          ptr::null_mut(),
-          ptr::null_mut(),
-          string(env, name),
-          0,
-          1,
-          context,
-          Some(finalized),
-          context,
-          Some(call),
-          &mut function,
-        );
-        if status == sys::Status::napi_ok {
-          sys::napi_unref_threadsafe_function(env.raw(), function);
-        }
-        status
-      };
-      if status != sys::Status::napi_ok {
-        // SAFETY: the reference made above, which Node did not take.
-        drop(unsafe { Arc::from_raw(context.cast::<Self>()) });
-        return None;
-      }
-      Some(function)
     }
 
     /// Whether `env`'s lanes have at least two calls per drainer waiting.
@@ -501,37 +465,15 @@ mod native {
       }
     }
 
-    /// Calls `channel`'s thread-safe function; whether it took the call.
+    /// Calls `channel`'s thread-safe function; whether it took the call. Not made yet (a call
+    /// made while `wake` was being made), or gone: the drainers' completions settle what finished.
     fn call(&self, channel: Channel) -> bool {
-      let function = self.function(channel);
-      // Not made yet (a call made while `wake` was being made), or gone: the drainers'
-      // completions settle what finished.
-      if function.is_null() || self.closed() {
-        return false;
-      }
-      // SAFETY: called by a drainer, a work item, or on the JavaScript thread: Node finalizes the
-      // thread-safe functions only after every work item of the environment completed, as the
-      // environment is torn down (see `finalized`), after which `closed` is set.
-      let status =
-        unsafe { sys::napi_call_threadsafe_function(function, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
-      status == sys::Status::napi_ok
+      call_threadsafe(self.function(channel), &self.closed)
     }
 
     /// Makes `channel` keep the process alive (`keep`), or no longer.
     fn hold(&self, env: &Env, channel: Channel, keep: bool) {
-      let function = self.function(channel);
-      if function.is_null() || self.closed() {
-        return;
-      }
-      // SAFETY: on the JavaScript thread of `env`, which made `function`, not finalized yet
-      // (`closed` is not set).
-      unsafe {
-        if keep {
-          sys::napi_ref_threadsafe_function(env.raw(), function);
-        } else {
-          sys::napi_unref_threadsafe_function(env.raw(), function);
-        }
-      }
+      hold_threadsafe(env, self.function(channel), &self.closed, keep)
     }
   }
 
@@ -754,49 +696,30 @@ mod native {
     drainer.lanes.settle(env, None);
   }
 
-  /// A thread-safe function, as Node-API hands it out.
-  type Threadsafe = sys::napi_threadsafe_function;
+  /// What the two thread-safe functions are made for (see [`Channel`]).
+  const WAKE: u8 = 0;
+  const TURN: u8 = 1;
 
-  /// A thread-safe function's call into the JavaScript thread.
-  type CallJs = unsafe extern "C" fn(sys::napi_env, sys::napi_value, *mut c_void, *mut c_void);
-
-  /// `wake`'s call: settles finished calls.
-  unsafe extern "C" fn woken(env: sys::napi_env, _callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
-    reached(env, context, Channel::Wake);
-  }
-
-  /// `turn`'s call: settles what a settle left.
-  unsafe extern "C" fn turned(env: sys::napi_env, _callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
-    reached(env, context, Channel::Turn);
-  }
-
-  /// Settles through `channel`. `env` is null when Node empties the function's queue as it
-  /// finalizes it; the drainers' completions have settled everything then, or `finalized` lets
-  /// the calls left go.
-  fn reached(env: sys::napi_env, context: *mut c_void, channel: Channel) {
-    if env.is_null() {
-      return;
+  impl Reached for Lanes {
+    /// Settles through the channel called. When Node empties a function's queue as it
+    /// finalizes it, nothing is reached: the drainers' completions have settled everything
+    /// then, or `finalized` lets the calls left go.
+    fn reached(&self, env: &Env, which: u8) {
+      self.settle(env, Some(if which == TURN { Channel::Turn } else { Channel::Wake }));
     }
-    // SAFETY: `context` is the reference `Lanes::threadsafe` gave the thread-safe function,
-    // released only in `finalized`, after the last call of it.
-    let lanes = unsafe { &*context.cast::<Lanes>() };
-    lanes.settle(&Env::from_raw(env), Some(channel));
-  }
 
-  /// Node finalizes the thread-safe functions as the environment is torn down, after every work
-  /// item of the environment completed (a drainer is one), so no drainer can wake them afterwards.
-  /// Calls still finished or queued then (sent on by a settle, say) have no one left to tell:
-  /// they are let go, as `drained` lets go of those it cannot settle. Each holds the lanes
-  /// (their count of calls in flight), which would otherwise never be freed.
-  unsafe extern "C" fn finalized(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: the reference `Lanes::threadsafe` gave the thread-safe function, released once,
-    // here.
-    let lanes = unsafe { Arc::from_raw(data.cast::<Lanes>()) };
-    lanes.closed.store(true, Ordering::Release);
-    let (finished, queued) = {
-      let mut state = lanes.lock();
-      (std::mem::take(&mut state.finished), std::mem::take(&mut state.queued))
-    };
-    drop((finished, queued));
+    /// Node finalizes the thread-safe functions as the environment is torn down, after every
+    /// work item of the environment completed (a drainer is one), so no drainer can wake them
+    /// afterwards. Calls still finished or queued then (sent on by a settle, say) have no one
+    /// left to tell: they are let go, as `drained` lets go of those it cannot settle. Each holds
+    /// the lanes (their count of calls in flight), which would otherwise never be freed.
+    fn finalized(lanes: Arc<Self>) {
+      lanes.closed.store(true, Ordering::Release);
+      let (finished, queued) = {
+        let mut state = lanes.lock();
+        (std::mem::take(&mut state.finished), std::mem::take(&mut state.queued))
+      };
+      drop((finished, queued));
+    }
   }
 }

@@ -460,3 +460,109 @@ fn cancel_work(env: &Env, state: &WorkState) {
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Thread-safe functions: how other threads reach the JavaScript thread (the lanes' drainers,
+// the WebAssembly build's threads).
+
+/// What a thread-safe function made by [`threadsafe`] reaches on the JavaScript thread.
+pub(crate) trait Reached: Send + Sync + 'static {
+  /// A call of the function made for `which`, on the JavaScript thread of `env`.
+  fn reached(&self, env: &Env, which: u8);
+  /// The function was finalized, as the environment is torn down, after its last call: `this`
+  /// is the reference it held. Its owner must make no call of it from then on (see
+  /// [`call_threadsafe`]).
+  fn finalized(this: Arc<Self>);
+}
+
+/// A thread-safe function, as Node-API hands it out.
+pub(crate) type Threadsafe = sys::napi_threadsafe_function;
+
+/// A thread-safe function named `name` whose calls reach `target.reached(env, WHICH)`,
+/// unreferenced (until [`hold_threadsafe`], it does not keep the process alive). It holds a
+/// reference to `target` of its own, handed to [`Reached::finalized`]. Making it can run
+/// JavaScript (an `async_hooks` init hook).
+pub(crate) fn threadsafe<T: Reached, const WHICH: u8>(env: &Env, name: &str, target: &Arc<T>) -> Option<Threadsafe> {
+  let context = Arc::into_raw(target.clone()).cast_mut().cast::<c_void>();
+  let mut function = ptr::null_mut();
+  // SAFETY: on the JavaScript thread of `env`; `context` stays valid until `finalized_target`
+  // runs, and `function` is unreferenced right after it is made.
+  let status = unsafe {
+    let status = sys::napi_create_threadsafe_function(
+      env.raw(),
+      ptr::null_mut(),
+      ptr::null_mut(),
+      string(env, name),
+      0,
+      1,
+      context,
+      Some(finalized_target::<T>),
+      context,
+      Some(reached_target::<T, WHICH>),
+      &mut function,
+    );
+    if status == sys::Status::napi_ok {
+      sys::napi_unref_threadsafe_function(env.raw(), function);
+    }
+    status
+  };
+  if status != sys::Status::napi_ok {
+    // SAFETY: the reference made above, which Node-API did not take.
+    drop(unsafe { Arc::from_raw(context.cast::<T>()) });
+    return None;
+  }
+  Some(function)
+}
+
+/// Calls `function` (made by [`threadsafe`]) from any thread, unless it is null or `closed`
+/// (the flag its target's [`Reached::finalized`] sets): whether it took the call.
+pub(crate) fn call_threadsafe(function: Threadsafe, closed: &AtomicBool) -> bool {
+  if function.is_null() || closed.load(Ordering::Acquire) {
+    return false;
+  }
+  // SAFETY: Node-API finalizes the function only as the environment is torn down, after every
+  // work item of it completed (the lanes' drainers are work items) or, for threads of no work
+  // item, as `closed` is set: it is live here.
+  let status =
+    unsafe { sys::napi_call_threadsafe_function(function, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+  status == sys::Status::napi_ok
+}
+
+/// Makes `function` keep the process alive (`keep`), or no longer, on the JavaScript thread of
+/// `env`, unless it is null or `closed` (as for [`call_threadsafe`]).
+pub(crate) fn hold_threadsafe(env: &Env, function: Threadsafe, closed: &AtomicBool, keep: bool) {
+  if function.is_null() || closed.load(Ordering::Acquire) {
+    return;
+  }
+  // SAFETY: on the JavaScript thread of `env`, which made `function`, not finalized yet
+  // (`closed` is not set).
+  unsafe {
+    if keep {
+      sys::napi_ref_threadsafe_function(env.raw(), function);
+    } else {
+      sys::napi_unref_threadsafe_function(env.raw(), function);
+    }
+  }
+}
+
+/// A call of a function from [`threadsafe`]. `env` is null when Node empties the function's
+/// queue as it finalizes it: nothing is reached then.
+unsafe extern "C" fn reached_target<T: Reached, const WHICH: u8>(
+  env: sys::napi_env,
+  _callback: sys::napi_value,
+  context: *mut c_void,
+  _data: *mut c_void,
+) {
+  if env.is_null() {
+    return;
+  }
+  // SAFETY: `context` is the reference `threadsafe` gave the function, released only in
+  // `finalized_target`, after its last call.
+  let target = unsafe { &*context.cast::<T>() };
+  target.reached(&Env::from_raw(env), WHICH);
+}
+
+unsafe extern "C" fn finalized_target<T: Reached>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+  // SAFETY: the reference `threadsafe` gave the function, released once, here.
+  T::finalized(unsafe { Arc::from_raw(data.cast::<T>()) });
+}

@@ -17,7 +17,6 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
@@ -25,8 +24,7 @@ use std::time::{Duration, Instant};
 
 use napi::{sys, Env};
 
-use super::js::string;
-use super::work::AsyncWork;
+use super::work::{call_threadsafe, hold_threadsafe, threadsafe, AsyncWork, Reached};
 
 /// Work for the threads: `execute` on one of them, then `complete` on the JavaScript thread.
 pub(crate) trait Item: Send {
@@ -131,7 +129,7 @@ impl Workers {
       all.retain(|workers| workers.env != key);
       all.push(workers.clone());
     });
-    let wake = workers.threadsafe(env)?;
+    let wake = threadsafe::<Self, 0>(env, "zstd-pool:workers", &workers)?;
     workers.wake.store(wake, Ordering::Release);
     if !workers.start_thread() {
       return None;
@@ -232,90 +230,31 @@ impl Workers {
     }
   }
 
-  /// The thread-safe function that wakes `env`'s JavaScript thread to settle, unreferenced. It
-  /// holds a reference to these workers of its own, given back when it is finalized.
-  fn threadsafe(self: &Arc<Self>, env: &Env) -> Option<*mut sys::napi_threadsafe_function__> {
-    let context = Arc::into_raw(self.clone()).cast_mut().cast::<c_void>();
-    let mut function = ptr::null_mut();
-    // SAFETY: on the JavaScript thread of `env`; `context` stays valid until `finalized` runs,
-    // and `function` is unreferenced right after it is made.
-    let status = unsafe {
-      let status = sys::napi_create_threadsafe_function(
-        env.raw(),
-        ptr::null_mut(),
-        ptr::null_mut(),
-        string(env, "zstd-pool:workers"),
-        0,
-        1,
-        context,
-        Some(finalized),
-        context,
-        Some(woken),
-        &mut function,
-      );
-      if status == sys::Status::napi_ok {
-        sys::napi_unref_threadsafe_function(env.raw(), function);
-      }
-      status
-    };
-    if status != sys::Status::napi_ok {
-      // SAFETY: the reference made above, which Node-API did not take.
-      drop(unsafe { Arc::from_raw(context.cast::<Self>()) });
-      return None;
-    }
-    Some(function)
-  }
-
   /// Wakes the JavaScript thread, from a thread.
   fn call_wake(&self) {
-    let function = self.wake.load(Ordering::Acquire);
-    if function.is_null() || self.closed.load(Ordering::Acquire) {
-      return;
-    }
-    // SAFETY: the function is finalized only as the environment is torn down, after which
-    // `closed` is set; emnapi's calls of it are thread-safe.
-    unsafe { sys::napi_call_threadsafe_function(function, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
+    call_threadsafe(self.wake.load(Ordering::Acquire), &self.closed);
   }
 
-  /// Makes `wake` keep the process alive (`keep`), or no longer.
+  /// Makes `wake` keep the process alive (`keep`), or no longer, on the JavaScript thread.
   fn hold(&self, env: &Env, keep: bool) {
-    let function = self.wake.load(Ordering::Acquire);
-    if function.is_null() {
-      return;
-    }
-    // SAFETY: on the JavaScript thread of `env`, which made `function`; not finalized yet, since
-    // work is only pushed to workers that are not closed.
-    unsafe {
-      if keep {
-        sys::napi_ref_threadsafe_function(env.raw(), function);
-      } else {
-        sys::napi_unref_threadsafe_function(env.raw(), function);
-      }
-    }
+    hold_threadsafe(env, self.wake.load(Ordering::Acquire), &self.closed, keep);
   }
 }
 
-/// `wake`'s call: settles the work done. `env` is null when the function's queue is emptied as
-/// it is finalized.
-unsafe extern "C" fn woken(env: sys::napi_env, _callback: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
-  if env.is_null() {
-    return;
+impl Reached for Workers {
+  /// Settles the work done.
+  fn reached(&self, env: &Env, _which: u8) {
+    self.settle(env);
   }
-  // SAFETY: `context` is the reference `Workers::threadsafe` gave the function, released only in
-  // `finalized`, after its last call.
-  let workers = unsafe { &*context.cast::<Workers>() };
-  workers.settle(&Env::from_raw(env));
-}
 
-/// The environment is torn down: work done or still queued has no one left to tell, and is let
-/// go (the threads stay parked until the process ends).
-unsafe extern "C" fn finalized(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-  // SAFETY: the reference `Workers::threadsafe` gave the function, released once, here.
-  let workers = unsafe { Arc::from_raw(data.cast::<Workers>()) };
-  workers.closed.store(true, Ordering::Release);
-  let finished = std::mem::take(&mut *spin(&workers.finished));
-  let queued = std::mem::take(&mut spin(&workers.queue).items);
-  drop((finished, queued));
+  /// The environment is torn down: work done or still queued has no one left to tell, and is
+  /// let go (the threads stay parked until the process ends).
+  fn finalized(workers: Arc<Self>) {
+    workers.closed.store(true, Ordering::Release);
+    let finished = std::mem::take(&mut *spin(&workers.finished));
+    let queued = std::mem::take(&mut spin(&workers.queue).items);
+    drop((finished, queued));
+  }
 }
 
 /// Takes `mutex` on a thread that may block.
