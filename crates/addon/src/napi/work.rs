@@ -520,9 +520,10 @@ pub(crate) fn call_threadsafe(function: Threadsafe, closed: &AtomicBool) -> bool
   if function.is_null() || closed.load(Ordering::Acquire) {
     return false;
   }
-  // SAFETY: Node-API finalizes the function only as the environment is torn down, after every
-  // work item of it completed (the lanes' drainers are work items) or, for threads of no work
-  // item, as `closed` is set: it is live here.
+  // SAFETY: Node-API finalizes the function only as the environment is torn down. The lanes'
+  // drainers are work items, which all complete before that; the WebAssembly build's threads,
+  // which are not, call it under the lock under which `Reached::finalized` sets `closed`. So it
+  // is live here.
   let status =
     unsafe { sys::napi_call_threadsafe_function(function, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking) };
   status == sys::Status::napi_ok

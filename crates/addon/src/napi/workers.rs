@@ -186,8 +186,13 @@ impl Workers {
         self.queued.store(queue.items.len(), Ordering::Release);
         drop(queue);
         item.execute();
-        lock(&self.finished).push(item);
-        self.call_wake();
+        {
+          // The wake is called under the lock under which `finalized` marks it gone: a
+          // finalized function is never called.
+          let mut finished = lock(&self.finished);
+          finished.push(item);
+          self.call_wake();
+        }
         queue = lock(&self.queue);
         if queue.items.is_empty() {
           queue.lingering += 1;
@@ -230,7 +235,7 @@ impl Workers {
     }
   }
 
-  /// Wakes the JavaScript thread, from a thread.
+  /// Wakes the JavaScript thread, from a thread holding the lock of `finished`.
   fn call_wake(&self) {
     call_threadsafe(self.wake.load(Ordering::Acquire), &self.closed);
   }
@@ -250,8 +255,11 @@ impl Reached for Workers {
   /// The environment is torn down: work done or still queued has no one left to tell, and is
   /// let go (the threads stay parked until the process ends).
   fn finalized(workers: Arc<Self>) {
-    workers.closed.store(true, Ordering::Release);
-    let finished = std::mem::take(&mut *spin(&workers.finished));
+    let finished = {
+      let mut finished = spin(&workers.finished);
+      workers.closed.store(true, Ordering::Release);
+      std::mem::take(&mut *finished)
+    };
     let queued = std::mem::take(&mut spin(&workers.queue).items);
     drop((finished, queued));
   }
