@@ -73,8 +73,18 @@ pub(crate) struct Workers {
   queue: Mutex<Queue>,
   /// Wakes a parked thread.
   ready: Condvar,
-  /// Work done, to settle on the JavaScript thread.
+  /// Work done, to settle on the JavaScript thread. A thread holds it to push one item, into
+  /// room left from the last settle (see `spare`): nothing is allocated under it in a steady
+  /// run, since the JavaScript thread spins while a thread holds it (an allocation there waits
+  /// for the module's allocator, which other threads hold while they fill large buffers: the
+  /// JavaScript thread spun for up to 260 ms in a hostile review's run before).
   finished: Mutex<Vec<Box<dyn Item>>>,
+  /// The JavaScript thread's own: the list `settle` emptied, kept with its room for the next
+  /// swap with `finished`.
+  spare: Mutex<Vec<Box<dyn Item>>>,
+  /// Taken by a thread to call `wake`, and by the finalizer to mark it gone: no thread calls a
+  /// finalized thread-safe function. The JavaScript thread takes it only at that teardown.
+  gate: Mutex<()>,
   /// Wakes the JavaScript thread to settle `finished`. Set once, right after it is made.
   wake: AtomicPtr<sys::napi_threadsafe_function__>,
   /// Set when the thread-safe function is finalized (the environment is torn down).
@@ -116,6 +126,8 @@ impl Workers {
       queue: Mutex::new(Queue::default()),
       ready: Condvar::new(),
       finished: Mutex::new(Vec::new()),
+      spare: Mutex::new(Vec::new()),
+      gate: Mutex::new(()),
       wake: AtomicPtr::new(ptr::null_mut()),
       closed: AtomicBool::new(false),
       in_flight: AtomicUsize::new(0),
@@ -186,11 +198,13 @@ impl Workers {
         self.queued.store(queue.items.len(), Ordering::Release);
         drop(queue);
         item.execute();
-        {
-          // The wake is called under the lock under which `finalized` marks it gone: a
-          // finalized function is never called.
+        let first = {
           let mut finished = lock(&self.finished);
           finished.push(item);
+          finished.len() == 1
+        };
+        // One wake for what finishes until the JavaScript thread settles: it takes everything.
+        if first {
           self.call_wake();
         }
         queue = lock(&self.queue);
@@ -223,20 +237,23 @@ impl Workers {
 
   /// Settles the work done, on the JavaScript thread of `env`.
   fn settle(&self, env: &Env) {
-    let finished = std::mem::take(&mut *spin(&self.finished));
-    let count = finished.len();
+    let mut done = std::mem::take(&mut *spin(&self.spare));
+    std::mem::swap(&mut *spin(&self.finished), &mut done);
+    let count = done.len();
     // Settling can run JavaScript (a resolved value's `then` getter) that queues more work:
     // nothing here is locked meanwhile.
-    for item in finished {
+    for item in done.drain(..) {
       item.complete(env);
     }
+    *spin(&self.spare) = done;
     if count > 0 && self.in_flight.fetch_sub(count, Ordering::Relaxed) == count {
       self.hold(env, false);
     }
   }
 
-  /// Wakes the JavaScript thread, from a thread holding the lock of `finished`.
+  /// Wakes the JavaScript thread, from a thread.
   fn call_wake(&self) {
+    let _gate = lock(&self.gate);
     call_threadsafe(self.wake.load(Ordering::Acquire), &self.closed);
   }
 
@@ -255,11 +272,11 @@ impl Reached for Workers {
   /// The environment is torn down: work done or still queued has no one left to tell, and is
   /// let go (the threads stay parked until the process ends).
   fn finalized(workers: Arc<Self>) {
-    let finished = {
-      let mut finished = spin(&workers.finished);
+    {
+      let _gate = spin(&workers.gate);
       workers.closed.store(true, Ordering::Release);
-      std::mem::take(&mut *finished)
-    };
+    }
+    let finished = std::mem::take(&mut *spin(&workers.finished));
     let queued = std::mem::take(&mut spin(&workers.queue).items);
     drop((finished, queued));
   }
