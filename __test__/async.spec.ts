@@ -377,4 +377,47 @@ describe("a process's lifetime", () => {
     expect(new Set(stdout.trim().split(','))).toEqual(new Set(['rejected']))
     expect(ms).toBeLessThan(5000)
   })
+
+  // The WebAssembly build's threads wake the JavaScript thread through a word of the module's
+  // memory it waits on with Atomics.waitAsync (lib/workers.js), else through a thread-safe
+  // function: either way every call settles.
+  it('settles every call where Atomics.waitAsync is missing', () => {
+    const { status, stdout, ms } = run(`
+      delete Atomics.waitAsync
+      const z = require(process.argv[1])
+      const input = Buffer.alloc(1 << 20, 5)
+      Promise.all(Array.from({ length: 12 }, (_, i) => z.compress(input.subarray(i), 3).then((frame) => z.decompress(frame))))
+        .then((contents) => console.log(contents.map((content) => content.length).join(',')))`)
+    expect(status).toBe(0)
+    expect(stdout.trim()).toBe(Array.from({ length: 12 }, (_, i) => (1 << 20) - i).join(','))
+    expect(ms).toBeLessThan(5000)
+  })
+
+  it('settles calls made by code that settling runs (a result Buffer’s then getter)', () => {
+    // Resolving a call's Promise with its Buffer reads the Buffer's `then`: the getter runs in
+    // the middle of settling the threads' work, and queues more.
+    const { status, stdout, ms } = run(`
+      const z = require(process.argv[1])
+      const input = Buffer.alloc(256 << 10, 3)
+      const more = []
+      Object.defineProperty(Uint8Array.prototype, 'then', {
+        configurable: true,
+        get() {
+          if (more.length < 40) more.push(z.compress(input.subarray(more.length), 3))
+          return undefined
+        },
+      })
+      const first = Array.from({ length: 8 }, (_, i) => z.compress(input.subarray(100 + i), 3))
+      ;(async () => {
+        const settled = await Promise.all(first)
+        while (more.length < 40) await new Promise((resolve) => setTimeout(resolve, 1))
+        const frames = await Promise.all(more)
+        delete Uint8Array.prototype.then
+        const sizes = frames.map((frame) => z.decompressSync(frame).length)
+        console.log(settled.length, frames.length, sizes.every((size, i) => size === (256 << 10) - i))
+      })()`)
+    expect(status).toBe(0)
+    expect(stdout.trim()).toBe('8 40 true')
+    expect(ms).toBeLessThan(10_000)
+  })
 })

@@ -8,6 +8,7 @@ const { coded, safely } = require('./errors.js')
 const { addAbortListener, types } = require('#platform')
 const { isPromise } = types
 const { materialize, result } = require('./results.js')
+const { awaitWorkers } = require('./workers.js')
 
 const { apply } = Reflect
 const { get: mapGet, set: mapSet, delete: mapDelete } = WeakMap.prototype
@@ -123,6 +124,7 @@ function cancellable(abortSignal, start, given) {
       finish(resolve, output)
       return
     }
+    awaitWorkers()
     const settled = given === undefined ? value.then(materialize) : value
     settled.then(
       (output) => finish(resolve, output),

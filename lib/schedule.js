@@ -24,6 +24,7 @@ const { capabilities } = require('./binding.js')
 const { afterTurn, inAPage, nextTurn, now, parallelism, threadpoolSize, types } = require('#platform')
 const { isPromise } = types
 const { materialize, result } = require('./results.js')
+const { awaitWorkers } = require('./workers.js')
 
 const {
   maxInlineMicros: MAX_INLINE_MICROS,
@@ -88,7 +89,10 @@ function endBurst() {
 /** The Promise of an async call: the native call's own when it queued work, else one settled
  * with its result. */
 function settled(value) {
-  if (isPromise(value)) return value.then(materialize)
+  if (isPromise(value)) {
+    awaitWorkers()
+    return value.then(materialize)
+  }
   const output = result(value)
   inTheBurst()
   return Promise.resolve(output)

@@ -36,6 +36,19 @@ pub fn staging_caller(env: Env) -> Result<Js> {
   raw::staging_caller(&env).map_err(|failure| throw(&env, failure))
 }
 
+/// A view of the words `lib/workers.js` waits on with `Atomics.waitAsync` for work done on the
+/// module's threads (see `napi/workers.rs`).
+#[napi(ts_return_type = "Uint8Array")]
+pub fn workers_signal(env: Env) -> Result<Js> {
+  raw::workers_signal(&env).map_err(|failure| throw(&env, failure))
+}
+
+/// Settles the work the module's threads finished: whether work is still in flight.
+#[napi]
+pub fn settle_workers(env: Env) -> bool {
+  raw::settle_workers(&env)
+}
+
 /// `caller`'s staged call and where its result goes (see `napi::staged`), or the error that it
 /// has no call staged that fits its area, or that code run while its arguments were read laid
 /// out another.

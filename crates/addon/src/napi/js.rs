@@ -576,6 +576,18 @@ pub fn staging_caller(env: &Env) -> Result<Js, Failure> {
   super::staging::caller_view(env).map(Js)
 }
 
+/// A view of the words the JavaScript thread waits on for the WebAssembly build's threads.
+#[cfg(target_family = "wasm")]
+pub fn workers_signal(env: &Env) -> Result<Js, Failure> {
+  super::staging::signal_view(env).map(Js)
+}
+
+/// Settles the WebAssembly build's finished work: whether work is still in flight.
+#[cfg(target_family = "wasm")]
+pub fn settle_workers(env: &Env) -> bool {
+  super::workers::Workers::settle_signalled(env)
+}
+
 /// Frees `owner`'s staging area and makes a new one of `len` bytes: a view of it (the
 /// WebAssembly build).
 #[cfg(target_family = "wasm")]

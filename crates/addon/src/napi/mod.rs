@@ -46,7 +46,7 @@ pub use js::{
   Target, ViewOr, JS_ALLOCATES_FROM, OWN_BUFFER, RESULTS_IN_PLACE,
 };
 #[cfg(target_family = "wasm")]
-pub use js::{staged, staging_area, staging_caller};
+pub use js::{settle_workers, staged, staging_area, staging_caller, workers_signal};
 #[cfg(target_family = "wasm")]
 pub use staging::{Call as StagedCall, Caller};
 pub use work::{queue, Cancellation, IntoJs, Job, Produced, Task};

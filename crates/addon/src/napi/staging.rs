@@ -61,6 +61,12 @@ extern "C" {
   ) -> sys::napi_status;
 }
 
+// signal.c: the words live there for good, and both functions take no argument.
+unsafe extern "C" {
+  safe fn zstd_pool_signal_words() -> *mut c_void;
+  safe fn zstd_pool_signal() -> i32;
+}
+
 const UINT8_ARRAY: i32 = 1;
 
 /// A staging area, its owner, and its generation (which a collected view names, so that it
@@ -118,6 +124,18 @@ pub fn replace(env: &Env, owner: u32, len: usize) -> Result<sys::napi_value, Fai
 /// `Uint8Array` of its 4 bytes, little-endian).
 pub fn caller_view(env: &Env) -> Result<sys::napi_value, Failure> {
   memory_view(env, CALLER.as_ptr().cast(), std::mem::size_of::<u32>(), None)
+}
+
+/// A view of the two words the JavaScript thread waits on for the module's threads
+/// (`signal.c`, `lib/workers.js`).
+pub fn signal_view(env: &Env) -> Result<sys::napi_value, Failure> {
+  memory_view(env, zstd_pool_signal_words(), 2 * std::mem::size_of::<i32>(), None)
+}
+
+/// Wakes the JavaScript thread through the signal words, from a thread: whether it waited on them
+/// (if not, it must be woken another way).
+pub fn signal() -> bool {
+  zstd_pool_signal() != 0
 }
 
 /// What frees the memory under a view once the view is collected.

@@ -205,7 +205,7 @@ impl Workers {
         };
         // One wake for what finishes until the JavaScript thread settles: it takes everything.
         if first {
-          self.call_wake();
+          self.wake_js();
         }
         queue = lock(&self.queue);
         if queue.items.is_empty() {
@@ -251,7 +251,25 @@ impl Workers {
     }
   }
 
-  /// Wakes the JavaScript thread, from a thread.
+  /// Wakes the JavaScript thread, from a thread: through the signal words while it waits on
+  /// them (`lib/workers.js`), else through `wake`.
+  fn wake_js(&self) {
+    if !super::staging::signal() {
+      self.call_wake();
+    }
+  }
+
+  /// Settles the work done for `env`'s JavaScript thread, woken through the signal words: whether
+  /// work is still in flight (for it to wait on them again).
+  pub(crate) fn settle_signalled(env: &Env) -> bool {
+    let key = env.raw() as usize;
+    let current = WORKERS.with(|all| all.borrow().iter().find(|workers| workers.env == key).cloned());
+    let Some(workers) = current else { return false };
+    workers.settle(env);
+    workers.in_flight.load(Ordering::Relaxed) > 0
+  }
+
+  /// Wakes the JavaScript thread through `wake`, from a thread.
   fn call_wake(&self) {
     let _gate = lock(&self.gate);
     call_threadsafe(self.wake.load(Ordering::Acquire), &self.closed);
