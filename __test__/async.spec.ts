@@ -420,4 +420,36 @@ describe("a process's lifetime", () => {
     expect(stdout.trim()).toBe('8 40 true')
     expect(ms).toBeLessThan(10_000)
   })
+
+  it('settles every call, and throws nothing of its own, when reading a Promise’s constructor throws', () => {
+    // Awaiting a Promise reads its `constructor`: a getter that throws now and then makes
+    // some of the caller's own awaits throw, and none of the package's waits may crash the
+    // process or leave a call unsettled.
+    const { status, stdout, stderr } = run(`
+      const z = require(process.argv[1])
+      let reads = 0
+      Object.defineProperty(Promise.prototype, 'constructor', {
+        configurable: true,
+        get() {
+          if (++reads % 10 === 0) throw new Error('hostile constructor')
+          return Promise
+        },
+      })
+      ;(async () => {
+        let settled = 0
+        for (let i = 0; i < 200; i++) {
+          try {
+            const frame = await z.compress(Buffer.alloc(65536, i), 3)
+            if (z.decompressSync(frame).length !== 65536) throw new Error('wrong result')
+          } catch (error) {
+            if (error.message !== 'hostile constructor') throw error
+          }
+          settled++
+        }
+        console.log(settled)
+      })()`)
+    expect(stderr.replace(/^.*(ExperimentalWarning|--trace-warnings).*\n/gm, '')).toBe('')
+    expect(status).toBe(0)
+    expect(stdout.trim()).toBe('200')
+  })
 })

@@ -5,11 +5,12 @@
 // loop or, in a page, from the task queue. While a one-shot call is in flight, this thread waits
 // on two words of the module's memory with `Atomics.waitAsync` instead (signal.c there): a
 // thread with work done sets the first and notifies, the wait settles, and the work done is
-// settled from here, which cost a round trip of 10 µs less under Node and about a fifth of a
-// 64 KiB `compress` in Chromium (see docs/wasm.md). The thread-safe function still keeps the
-// process alive while work is in flight (a pending `Atomics.waitAsync` does not), and wakes this
-// thread for work finished when it was not waiting. Nothing here runs in the native build, or
-// where `Atomics.waitAsync` is missing (Firefox).
+// settled from here: under Node this thread hears of it 10 µs sooner than by the message, and in
+// Chromium an awaited 64 KiB `compress` took about a fifth less (see docs/wasm.md). The
+// thread-safe function still keeps the process alive while work is in flight (a pending
+// `Atomics.waitAsync` does not), and wakes this thread for work finished when it was not
+// waiting. Nothing here runs in the native build, or where `Atomics.waitAsync` is missing
+// (Firefox).
 
 const { binding, capabilities } = require('./binding.js')
 const { typedArrayGetters } = require('./primordials.js')
@@ -35,22 +36,29 @@ function awaitWorkers() {
 }
 
 async function waitForWorkers() {
+  // From a later microtask: never inside the call that started the wait.
+  await undefined
   let more = true
   try {
     while (more) {
       const { async, value } = waitAsync(signal, SIGNALLED, 0)
-      // Not async: a thread signalled before the wait began. Work is settled on a later
-      // microtask either way, never inside the call that started the wait.
+      // Not async: a thread signalled before the wait began. Awaiting reads the Promise's
+      // `constructor`, which code may have patched to throw.
       await (async ? value : undefined)
       store(signal, SIGNALLED, 0)
       more = binding.settleWorkers()
     }
-  } finally {
-    // Threads wake this one through the thread-safe function from here on; work a thread
-    // finished as the wait ended (a patched `Promise` can end it early) is settled here.
-    store(signal, WAITING, 0)
-    waiting = false
-    if (more) binding.settleWorkers()
+  } catch {
+    // The thread-safe function takes over, below.
+  }
+  // Threads wake this one through the thread-safe function from here on; work a thread
+  // finished as a wait ended early is settled here.
+  store(signal, WAITING, 0)
+  waiting = false
+  if (more) {
+    try {
+      binding.settleWorkers()
+    } catch {}
   }
 }
 
