@@ -339,10 +339,9 @@ function wasmSection(wasm, browser) {
     )
     md.push(
       '',
-      "In the page, an async call that goes to a worker pays the worker round trip and the time the page's thread spends queuing it",
-      "(emnapi's threadpool signals a condition variable with wasi-libc's `pthread_cond_signal`, which waits for the woken worker,",
-      'busy-waiting where the page cannot block), and small calls cross emnapi more slowly than under Node: the closing note of',
-      'issue 13 has the profile behind the cells where ours is behind.',
+      'An async call that goes to a thread pays the round trip: the thread is woken for it (or takes it while it lingers), and',
+      "wakes the page's thread when done (`Atomics.waitAsync` on a word of the module's memory); results are copied out of the",
+      "module's shared memory, which costs more than out of @bokuweb/zstd-wasm's own (see docs/wasm.md).",
     )
   }
   return md

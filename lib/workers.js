@@ -6,7 +6,7 @@
 // on two words of the module's memory with `Atomics.waitAsync` instead (signal.c there): a
 // thread with work done sets the first and notifies, the wait settles, and the work done is
 // settled from here: under Node this thread hears of it 10 µs sooner than by the message, and in
-// Chromium an awaited 64 KiB `compress` took about a fifth less (see docs/wasm.md). The
+// Chromium an awaited 64 KiB `compress` took 15% less time (see docs/wasm.md). The
 // thread-safe function still keeps the process alive while work is in flight (a pending
 // `Atomics.waitAsync` does not), and wakes this thread for work finished when it was not
 // waiting. Nothing here runs in the native build, or where `Atomics.waitAsync` is missing

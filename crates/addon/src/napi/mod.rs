@@ -10,7 +10,7 @@
 //!   cancellation; and the lanes that let small calls share work items (`lanes.rs`);
 //! - **staging areas** (`staging.rs`): the WebAssembly build's way in and out of its memory;
 //! - **the WebAssembly build's threads** (`workers.rs`): where its async work runs, in place of
-//!   emnapi's threadpool;
+//!   emnapi's threadpool, and the words they wake the JavaScript thread through (`signal.c`);
 //! - **exports registered by hand** (`plain.rs`): the plain one-shot calls (and under WASI the
 //!   plain staged ones), without napi-derive's per-call borrow scope;
 //! - **errors** (`js.rs`): a [`Failure`] thrown or rejected as the JavaScript error it stands for;
