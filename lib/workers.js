@@ -9,8 +9,8 @@
 // Chromium an awaited 64 KiB `compress` took 15% less time (see docs/wasm.md). The
 // thread-safe function still keeps the process alive while work is in flight (a pending
 // `Atomics.waitAsync` does not), and wakes this thread for work finished when it was not
-// waiting. Nothing here runs in the native build, or where `Atomics.waitAsync` is missing
-// (Firefox).
+// waiting. Nothing here runs in the native build, where `Atomics.waitAsync` is missing
+// (Firefox), or with a WebAssembly module older than this file.
 
 const { binding, capabilities } = require('./binding.js')
 const { typedArrayGetters } = require('./primordials.js')
@@ -19,7 +19,10 @@ const { store, waitAsync } = Atomics
 /** The words: set by a thread with work done, and set by this thread while it waits on the first. */
 const SIGNALLED = 0
 const WAITING = 1
-const signal = capabilities.staged && typeof waitAsync === 'function' ? signalWords(binding.workersSignal()) : null
+const signal =
+  capabilities.staged && typeof waitAsync === 'function' && typeof binding.workersSignal === 'function'
+    ? signalWords(binding.workersSignal())
+    : null
 /** Whether `waitForWorkers` runs. */
 let waiting = false
 
