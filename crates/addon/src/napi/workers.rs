@@ -122,8 +122,7 @@ impl Workers {
   /// threadpool).
   pub(crate) fn of(env: &Env) -> Option<Arc<Self>> {
     let key = env.raw() as usize;
-    let current = WORKERS.with(|all| all.borrow().iter().find(|workers| workers.env == key).cloned());
-    if let Some(workers) = current {
+    if let Some(workers) = Self::made(env) {
       return (!workers.closed.load(Ordering::Acquire)).then_some(workers);
     }
     let workers = Arc::new(Self {
@@ -154,6 +153,12 @@ impl Workers {
     spin(&workers.queue).threads = 1;
     workers.closed.store(false, Ordering::Release);
     Some(workers)
+  }
+
+  /// The workers already made for `env`'s JavaScript thread.
+  fn made(env: &Env) -> Option<Arc<Self>> {
+    let key = env.raw() as usize;
+    WORKERS.with(|all| all.borrow().iter().find(|workers| workers.env == key).cloned())
   }
 
   /// Queues `item`, on the JavaScript thread of `env`: a parked thread is woken for it, or
@@ -267,9 +272,7 @@ impl Workers {
   /// Settles the work done for `env`'s JavaScript thread, woken through the signal words: whether
   /// work is still in flight (for it to wait on them again).
   pub(crate) fn settle_signalled(env: &Env) -> bool {
-    let key = env.raw() as usize;
-    let current = WORKERS.with(|all| all.borrow().iter().find(|workers| workers.env == key).cloned());
-    let Some(workers) = current else { return false };
+    let Some(workers) = Self::made(env) else { return false };
     workers.settle(env);
     workers.in_flight.load(Ordering::Relaxed) > 0
   }
