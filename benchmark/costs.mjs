@@ -1,5 +1,6 @@
 // Measures what two design choices cost: copying the input of async calls (so the caller may
-// mutate or detach it meanwhile), and how outputs become Buffers. Run: npm run bench:costs
+// mutate or detach it meanwhile), and how outputs become Buffers; then what the platform charges
+// for a new result, whoever makes it. Run: npm run bench:costs
 import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -78,4 +79,43 @@ for (const size of [1 << 10, 64 << 10, 1 << 20, 16 << 20]) {
   const inPlace = timeIt(() => decompressSync(known[i++ % known.length]))
   const grown = timeIt(() => decompressSync(unknown[i++ % unknown.length]))
   console.log(`| ${mib(size)} | ${fmt(inPlace)} | ${fmt(grown)} | ${(grown / inPlace).toFixed(2)}x |`)
+}
+
+console.log("\n## What a new result costs, measured alone: Node's memory, not this package's code")
+console.log('A loop that makes a Buffer of the size and copies that many bytes into it, against the same copy into one')
+console.log('Buffer reused: the difference is what fresh memory costs (the allocation, its pages faulted in, caches')
+console.log('missed, the collector), which every library that returns a new Buffer pays. Then the same copy out of a')
+console.log('SharedArrayBuffer, as the WebAssembly build copies its results out of its memory (V8 copies shared memory')
+console.log('word by word, with relaxed atomic loads).')
+console.log(
+  '| size | into a new Buffer | into a reused one | the new Buffer | out of shared memory, into a new Buffer | shared memory costs |',
+)
+console.log('|---|---:|---:|---:|---:|---:|')
+for (const size of [8 << 10, 64 << 10, 1 << 20]) {
+  const plain = new Uint8Array(new ArrayBuffer(size)).fill(7)
+  const shared = new Uint8Array(new SharedArrayBuffer(size)).fill(7)
+  const reused = Buffer.allocUnsafeSlow(size)
+  const ms = size >= 1 << 20 ? 1000 : 300
+  // Each timing is the median of batches of 16 calls, so that the collector's work is in it.
+  const batch = (fn) => () => {
+    for (let i = 0; i < 16; i++) fn()
+  }
+  const fresh =
+    timeIt(
+      batch(() => Buffer.allocUnsafeSlow(size).set(plain)),
+      ms,
+    ) / 16
+  const warm =
+    timeIt(
+      batch(() => reused.set(plain)),
+      ms,
+    ) / 16
+  const freshShared =
+    timeIt(
+      batch(() => Buffer.allocUnsafeSlow(size).set(shared)),
+      ms,
+    ) / 16
+  console.log(
+    `| ${mib(size)} | ${fmt(fresh)} | ${fmt(warm)} | ${fmt(fresh - warm)} | ${fmt(freshShared)} | ${fmt(freshShared - fresh)} |`,
+  )
 }

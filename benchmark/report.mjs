@@ -592,7 +592,8 @@ export function writeReport({
     '',
     'The goals of issue 3, of issue 14 for calls in flight (set from measurements on other 2-core VMs, where the peers were slower relative to libzstd), and of issue 28. The',
     "ceiling is what a binding with no overhead at all would reach here: the best peer's time over the floor's, or for pooling,",
-    `the floor with a fresh context per call over the floor with a reused one (_${FLOOR_FRESH}_).`,
+    `the floor with a fresh context per call over the floor with a reused one (_${FLOOR_FRESH}_). For a target not met,`,
+    '[docs/performance.md](../docs/performance.md#the-targets-not-met-and-where-the-rest-of-the-time-is) says where the rest of the time is, measured.',
     '',
     targets(cells, pairs, {
       many: read(new URL('./results/many.json', import.meta.url)),
