@@ -97,24 +97,13 @@ for (const size of [8 << 10, 64 << 10, 1 << 20]) {
   const reused = Buffer.allocUnsafeSlow(size)
   const ms = size >= 1 << 20 ? 1000 : 300
   // Each timing is the median of batches of 16 calls, so that the collector's work is in it.
-  const batch = (fn) => () => {
-    for (let i = 0; i < 16; i++) fn()
-  }
-  const fresh =
-    timeIt(
-      batch(() => Buffer.allocUnsafeSlow(size).set(plain)),
-      ms,
-    ) / 16
-  const warm =
-    timeIt(
-      batch(() => reused.set(plain)),
-      ms,
-    ) / 16
-  const freshShared =
-    timeIt(
-      batch(() => Buffer.allocUnsafeSlow(size).set(shared)),
-      ms,
-    ) / 16
+  const perCall = (fn) =>
+    timeIt(() => {
+      for (let i = 0; i < 16; i++) fn()
+    }, ms) / 16
+  const fresh = perCall(() => Buffer.allocUnsafeSlow(size).set(plain))
+  const warm = perCall(() => reused.set(plain))
+  const freshShared = perCall(() => Buffer.allocUnsafeSlow(size).set(shared))
   console.log(
     `| ${mib(size)} | ${fmt(fresh)} | ${fmt(warm)} | ${fmt(fresh - warm)} | ${fmt(freshShared)} | ${fmt(freshShared - fresh)} |`,
   )
