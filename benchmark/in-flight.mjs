@@ -12,17 +12,17 @@ import { LEVEL, requirePeer } from './contenders.mjs'
 import { payloads } from './corpus.mjs'
 import { setupPeers } from './setup.mjs'
 
-const require = createRequire(import.meta.url)
-const zstd = require('../main.js')
-setupPeers()
-const mongo = requirePeer('@mongodb-js/zstd')
-
 const size = Number(process.argv[2] ?? 65536)
 const mode = process.argv[3] ?? 'd'
 const inFlight = Number(process.argv[4] ?? 64)
 if (!(size > 0) || !['c', 'd'].includes(mode) || !(inFlight > 0)) {
   throw new Error('usage: node benchmark/in-flight.mjs [SIZE] [c|d] [IN_FLIGHT]')
 }
+
+const require = createRequire(import.meta.url)
+const zstd = require('../main.js')
+setupPeers()
+const mongo = requirePeer('@mongodb-js/zstd')
 const inputs = payloads(size, inFlight)
 const args = mode === 'c' ? inputs : inputs.map((input) => zstd.compressSync(input, LEVEL))
 const libraries = {
